@@ -1,0 +1,299 @@
+"""Frozen values of the normalized fact graph: symbols, facts, rules, declarations and limits.
+
+Everything here holds *canonical keys* (see :mod:`thinkingdb.normalize`); display labels live in the
+store. Values are hashable and validated in one place, their ``__post_init__``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Union
+
+from .errors import ValidationError
+
+DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
+
+
+def check_unit_float(value: float, what: str, *, low: float = 0.0, high: float = 1.0,
+                     low_open: bool = False) -> float:
+    """Return ``value`` as a float if it is finite and within ``[low, high]`` (``(low, high]`` when
+    ``low_open``); otherwise raise :class:`ValidationError` naming ``what``.
+
+    >>> check_unit_float(0.5, "confidence")
+    0.5
+    >>> check_unit_float(float("nan"), "confidence")
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: confidence must be a finite number, got nan
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(f"{what} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValidationError(f"{what} must be a finite number, got {value!r}")
+    if value > high or value < low or (low_open and value == low):
+        bracket = "(" if low_open else "["
+        raise ValidationError(f"{what} must be in {bracket}{low:g}, {high:g}], got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Var:
+    """A rule or query variable, written ``?name``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"?{self.name}"
+
+
+Term = Union[str, Var]
+"""A canonical symbol key or a variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """A triple pattern whose subject and object may be variables; the relation is a canonical key."""
+
+    subject: Term
+    relation: str
+    object: Term
+
+    def variables(self) -> tuple[Var, ...]:
+        return tuple(t for t in (self.subject, self.object) if isinstance(t, Var))
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.relation} {self.object}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Triple:
+    """A ground (subject, relation, object) key: the identity of a fact."""
+
+    subject: str
+    relation: str
+    object: str
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.relation} {self.object}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Fact:
+    """An asserted fact with its confidence in [0, 1].
+
+    >>> Fact("nginx", "depends_on", "openssl").confidence
+    1.0
+    >>> Fact("a", "r", "b", 1.5)
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: confidence of fact a r b must be in [0, 1], got 1.5
+    """
+
+    subject: str
+    relation: str
+    object: str
+    confidence: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_unit_float(self.confidence, f"confidence of fact {self.subject} {self.relation} {self.object}")
+
+    @property
+    def triple(self) -> Triple:
+        return Triple(self.subject, self.relation, self.object)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``premises => head`` with a weight in (0, 1]. Every head variable must occur in a premise.
+
+    >>> x, y, z = Var("x"), Var("y"), Var("z")
+    >>> r = Rule("cap", (Atom(x, "uses", y), Atom(y, "provides", z)), Atom(x, "has_capability", z), 0.95)
+    >>> r.weight
+    0.95
+    """
+
+    name: str
+    premises: tuple[Atom, ...]
+    head: Atom
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_unit_float(self.weight, f"weight of rule {self.name}", low_open=True)
+        if not self.premises:
+            raise ValidationError(f"rule {self.name} has no premises")
+        body_vars = {v for p in self.premises for v in p.variables()}
+        missing = [v for v in self.head.variables() if v not in body_vars]
+        if missing:
+            raise ValidationError(
+                f"rule {self.name}: head variable {missing[0]} does not occur in any premise")
+
+    def __str__(self) -> str:
+        body = ", ".join(str(p) for p in self.premises)
+        return f"rule {self.name} @{self.weight:g}: {body} => {self.head}."
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Declaration:
+    """``relation R transitive|symmetric|inverse S|subrelation_of S``."""
+
+    relation: str
+    kind: str
+    other: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in DECLARATION_KINDS:
+            raise ValidationError(
+                f"unknown relation property {self.kind!r}; expected one of {', '.join(DECLARATION_KINDS)}")
+        if (self.kind in ("inverse", "subrelation_of")) != (self.other is not None):
+            raise ValidationError(f"relation property {self.kind} takes "
+                                  + ("another relation" if self.kind in ("inverse", "subrelation_of") else "no argument"))
+
+
+def _check_bound(value: int | float | None, what: str, *, allow_zero: bool) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError(f"{what} must be a finite number or None, got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValidationError(f"{what} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Limits:
+    """Bounds of a closure run. ``None`` means unbounded.
+
+    ``max_depth``: longest derivation chain; ``max_nodes``: distinct symbols the closure may touch;
+    ``max_derived``: derived facts kept; ``timeout_ms``: wall-clock budget.
+
+    >>> Limits(max_depth=3).max_depth
+    3
+    >>> Limits(max_depth=-1)
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: max_depth must be non-negative, got -1
+    """
+
+    max_depth: int | None = None
+    max_nodes: int | None = None
+    max_derived: int | None = None
+    timeout_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_bound(self.max_depth, "max_depth", allow_zero=True)
+        _check_bound(self.max_nodes, "max_nodes", allow_zero=False)
+        _check_bound(self.max_derived, "max_derived", allow_zero=True)
+        _check_bound(self.timeout_ms, "timeout_ms", allow_zero=False)
+
+
+TRUNCATION_REASONS = ("depth", "nodes", "derived", "time")
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where an asserted fact came from: a source file or unit, and a line (0 when unknown)."""
+
+    source: str
+    line: int = 0
+    unit_id: str | None = None
+    note: str = field(default="", compare=False)
+
+
+# --- Query model: normalized property paths and patterns (the grammar's syntax tree is converted to
+# these by thinkingdb.language, with canonical keys and aliases applied). ---
+
+
+@dataclass(frozen=True, slots=True)
+class PathRel:
+    """One relation step."""
+
+    relation: str
+
+    def __str__(self) -> str:
+        return self.relation
+
+
+@dataclass(frozen=True, slots=True)
+class PathInv:
+    """``^p``: the path walked backwards."""
+
+    path: "Path"
+
+    def __str__(self) -> str:
+        return f"^{_paren(self.path)}"
+
+
+@dataclass(frozen=True, slots=True)
+class PathSeq:
+    """``p1/p2/...``."""
+
+    parts: tuple["Path", ...]
+
+    def __str__(self) -> str:
+        return "/".join(_paren(p) for p in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class PathAlt:
+    """``p1|p2|...``."""
+
+    options: tuple["Path", ...]
+
+    def __str__(self) -> str:
+        return "|".join(_paren(p) for p in self.options)
+
+
+@dataclass(frozen=True, slots=True)
+class PathRepeat:
+    """``p{min,max}``; ``+`` is ``{1,None}``, ``*`` is ``{0,None}``; ``max=None`` is unbounded."""
+
+    path: "Path"
+    min: int
+    max: int | None
+
+    def __post_init__(self) -> None:
+        if self.min < 0 or (self.max is not None and self.max < self.min):
+            raise ValidationError(f"path repetition {{{self.min},{self.max}}} is empty or negative")
+
+    def __str__(self) -> str:
+        inner = _paren(self.path)
+        if (self.min, self.max) == (1, None):
+            return f"{inner}+"
+        if (self.min, self.max) == (0, None):
+            return f"{inner}*"
+        return f"{inner}{{{self.min},{'' if self.max is None else self.max}}}"
+
+
+Path = Union[PathRel, PathInv, PathSeq, PathAlt, PathRepeat]
+
+
+def _paren(p: Path) -> str:
+    return str(p) if isinstance(p, (PathRel, PathInv)) else f"({p})"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPattern:
+    """``subject path object`` where subject and object are symbols or variables."""
+
+    subject: Term
+    path: Path
+    object: Term
+
+    def variables(self) -> tuple[Var, ...]:
+        return tuple(t for t in (self.subject, self.object) if isinstance(t, Var))
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A conjunction of patterns; answers bind every variable."""
+
+    patterns: tuple[QueryPattern, ...]
+
+    def variables(self) -> tuple[Var, ...]:
+        """Variables in order of first appearance (the TSV column order)."""
+        seen: dict[Var, None] = {}
+        for p in self.patterns:
+            for v in p.variables():
+                seen.setdefault(v, None)
+        return tuple(seen)
