@@ -1,0 +1,248 @@
+"""The tokenizer shared by documents and queries.
+
+Pipeline, applied to each whitespace-separated word of ``text``:
+
+1. Unicode NFKC normalization, then lowercase (``str.lower``).
+2. Split on whitespace (``str.split()``, Unicode aware).
+3. Curly and modifier apostrophes (’ ‘ ʼ ＇) become ``'``; every dash
+   (Unicode category ``Pd``: - ‐ ‑ – — …) inside a word becomes ``-``.
+4. Strip edge characters whose Unicode category is punctuation (P*), symbol (S*)
+   or other (C*); letters, digits and marks survive, so ``café`` stays whole.
+5. Remove a possessive ``'s`` (after step 3 that also covers ``’s``), strip again.
+6. A word with inner hyphens is emitted whole and then part by part
+   (``sandbox-runtime`` → ``sandbox-runtime``, ``sandbox``, ``runtime``),
+   unless every part is a number (``2024-01-01``, ``1.5-2.0`` stay whole).
+7. Drop stopwords (checked before stemming, on the whole word and on each part).
+8. Snowball stemming through PyStemmer (English by default).
+
+The result of a word depends only on the word, so it is cached per tokenizer.
+
+>>> Tokenizer()("Ploinky’s sandbox-runtime")
+['ploinki', 'sandbox-runtim', 'sandbox', 'runtim']
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from itertools import chain
+from typing import Any
+
+import Stemmer
+
+from .errors import ParameterError, UnknownLanguageError
+
+__all__ = ["Tokenizer", "tokenize", "DEFAULT_STOPWORDS", "available_languages", "TOKENIZER_VERSION"]
+
+#: Bumped whenever the rules above change the tokens of some input; recorded in saved indexes.
+TOKENIZER_VERSION = 1
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
+_CACHE_LIMIT = 1_000_000
+
+
+def _load_default_stopwords() -> frozenset[str]:
+    text = resources.files(__package__).joinpath("stopwords.txt").read_text(encoding="utf-8")
+    return frozenset(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+#: The default English stopword list (``lexical/stopwords.txt``).
+DEFAULT_STOPWORDS: frozenset[str] = _load_default_stopwords()
+
+
+def available_languages() -> list[str]:
+    """Languages that have a Snowball stemmer in the installed PyStemmer.
+
+    >>> "english" in available_languages()
+    True
+    """
+    return sorted(Stemmer.algorithms())
+
+
+@lru_cache(maxsize=4096)
+def _is_edge(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "PSC"
+
+
+@lru_cache(maxsize=4096)
+def _is_dash(ch: str) -> bool:
+    return unicodedata.category(ch) == "Pd"
+
+
+def _strip_edges(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and _is_edge(word[start]):
+        start += 1
+    while end > start and _is_edge(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
+def _is_number(part: str) -> bool:
+    return any(c.isdigit() for c in part) and all(c.isdigit() or c in ".," for c in part)
+
+
+class Tokenizer:
+    """Turn text into index terms; documents and queries use the same instance.
+
+    ``stopwords=None`` selects :data:`DEFAULT_STOPWORDS` for English and no
+    stopwords for other languages; pass any iterable (possibly empty) to choose.
+    ``stem=False`` keeps the words unstemmed.
+
+    >>> tok = Tokenizer()
+    >>> tok("The Ploinky's 2024-01-01 release, “state-of-the-art”!")
+    ['ploinki', '2024-01-01', 'releas', 'state-of-the-art', 'state', 'art']
+    >>> tok("Ploinky’s") == tok("Ploinky's") == tok("ploinky")
+    True
+    >>> Tokenizer(stem=False, stopwords=[])("Café—bar (x-15)")
+    ['café-bar', 'café', 'bar', 'x-15', 'x', '15']
+    """
+
+    __slots__ = ("language", "stem", "stopwords", "_stemmer", "_cache")
+
+    def __init__(
+        self, language: str = "english", stem: bool = True, stopwords: Iterable[str] | None = None
+    ) -> None:
+        if not isinstance(language, str) or language not in Stemmer.algorithms():
+            raise UnknownLanguageError(
+                f"no Snowball stemmer for language {language!r}; "
+                f"available: {', '.join(available_languages())}"
+            )
+        if not isinstance(stem, bool):
+            raise ParameterError(f"stem must be True or False, got {stem!r}")
+        if stopwords is None:
+            words = DEFAULT_STOPWORDS if language == "english" else frozenset()
+        elif isinstance(stopwords, str):
+            raise ParameterError("stopwords must be an iterable of words, not one string")
+        else:
+            words = frozenset(unicodedata.normalize("NFKC", w).lower() for w in stopwords)
+        self.language = language
+        self.stem = stem
+        self.stopwords: frozenset[str] = words
+        self._stemmer = Stemmer.Stemmer(language) if stem else None
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(language={self.language!r}, stem={self.stem!r}, stopwords=<{len(self.stopwords)} words>)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tokenizer) and self.params() == other.params()
+
+    def __hash__(self) -> int:
+        return hash((self.language, self.stem, self.stopwords))
+
+    def params(self) -> dict[str, Any]:
+        """A JSON-able record of everything that decides the tokens (saved with indexes).
+
+        >>> p = Tokenizer().params()
+        >>> (p["language"], p["stem"], len(p["stopwords"]))
+        ('english', True, 33)
+        """
+        return {
+            "tokenizer_version": TOKENIZER_VERSION,
+            "language": self.language,
+            "stem": self.stem,
+            "stopwords": sorted(self.stopwords),
+        }
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Tokenizer:
+        """Rebuild a tokenizer from :meth:`params` output.
+
+        >>> Tokenizer.from_params(Tokenizer(stem=False).params()) == Tokenizer(stem=False)
+        True
+        """
+        if params.get("tokenizer_version") != TOKENIZER_VERSION:
+            raise ParameterError(
+                f"tokenizer_version {params.get('tokenizer_version')!r} is not {TOKENIZER_VERSION}"
+            )
+        return cls(params["language"], params["stem"], params["stopwords"])
+
+    def analyze_word(self, word: str) -> tuple[str, ...]:
+        """Terms of one already lowercased, whitespace-free word (steps 3 to 8).
+
+        >>> Tokenizer().analyze_word("(ploinky's)")
+        ('ploinki',)
+        """
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        terms = self._analyze(word)
+        self._cache[word] = terms
+        return terms
+
+    def _analyze(self, word: str) -> tuple[str, ...]:
+        w = word.translate(_APOSTROPHES)
+        if any(_is_dash(c) for c in w):
+            w = "".join("-" if _is_dash(c) else c for c in w)
+        w = _strip_edges(w)
+        if w.endswith("'s"):
+            w = _strip_edges(w[:-2])
+        if not w:
+            return ()
+        words = [w]
+        if "-" in w:
+            parts = [p for p in (_strip_edges(p) for p in w.split("-")) if p]
+            if len(parts) > 1 and not all(_is_number(p) for p in parts):
+                words.extend(parts)
+            elif len(parts) == 1:
+                words = parts
+        words = [x for x in words if x not in self.stopwords]
+        if self._stemmer is not None:
+            words = self._stemmer.stemWords(words)
+        return tuple(words)
+
+    def words(self, text: str) -> list[str]:
+        """Steps 1 and 2: the normalized, lowercased whitespace words of ``text``.
+
+        >>> Tokenizer().words("Ａ  Big\\tDog")
+        ['a', 'big', 'dog']
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}")
+        if not text.isascii():
+            text = unicodedata.normalize("NFKC", text)
+        return text.lower().split()
+
+    def __call__(self, text: str) -> list[str]:
+        """Tokenize ``text`` into a list of terms.
+
+        >>> Tokenizer()("Nginx depends on OpenSSL.")
+        ['nginx', 'depend', 'openssl']
+        """
+        cache = self._cache
+        words = self.words(text)
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, words)))
+        except KeyError:
+            return list(chain.from_iterable(map(self.analyze_word, words)))
+
+
+_DEFAULT: Tokenizer | None = None
+
+
+def default_tokenizer() -> Tokenizer:
+    """The shared tokenizer with the default settings (English, stemming, default stopwords).
+
+    >>> default_tokenizer() is default_tokenizer()
+    True
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Tokenizer()
+    return _DEFAULT
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokenize with the default tokenizer.
+
+    >>> tokenize("Ploinky's sandbox-runtime")
+    ['ploinki', 'sandbox-runtim', 'sandbox', 'runtim']
+    """
+    return default_tokenizer()(text)
