@@ -1,0 +1,185 @@
+"""The frozen syntax tree of the ThinkingDB language.
+
+Every node carries ``line`` and ``column`` (1-based) of where it starts; positions are excluded from
+equality so that ``parse(format(tree)) == tree`` holds although formatting moves things around.
+Symbols and relations keep the text as written (quotes removed, escapes resolved): normalization to
+canonical keys is the engine's business, not the parser's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+def _pos() -> int:
+    return field(default=0, compare=False, repr=False)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A symbol as written: ``nginx`` or ``"Secure Execution"``."""
+
+    text: str
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Variable:
+    """``?name``."""
+
+    name: str
+    line: int = _pos()
+    column: int = _pos()
+
+
+Term = Union[Symbol, Variable]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation name as written: ``depends_on``, ``dependsOn`` or ``"depends on"``."""
+
+    text: str
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Fact:
+    """``subject relation object [@confidence].``"""
+
+    subject: Symbol
+    relation: Relation
+    object: Symbol
+    confidence: float | None = None
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class RelationDecl:
+    """``relation R transitive.`` / ``symmetric`` / ``inverse S`` / ``subrelation_of S``."""
+
+    relation: Relation
+    kind: str
+    other: Relation | None = None
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Alias:
+    """``alias "depends on" => depends_on.``"""
+
+    phrase: Symbol
+    relation: Relation
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A rule premise or head: ``?x uses ?y``."""
+
+    subject: Term
+    relation: Relation
+    object: Term
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class RuleDecl:
+    """``rule name [@weight]: premise, premise => head.``"""
+
+    name: str
+    premises: tuple[Atom, ...]
+    head: Atom
+    weight: float | None = None
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One relation in a property path."""
+
+    relation: Relation
+
+
+@dataclass(frozen=True)
+class Inverse:
+    """``^path``."""
+
+    path: "PathExpr"
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """``a/b/c``."""
+
+    parts: tuple["PathExpr", ...]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """``a|b|c``."""
+
+    options: tuple["PathExpr", ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``p+`` (1, None), ``p*`` (0, None), ``p{m,n}``, ``p{m,}`` (m, None), ``p{m}`` (m, m)."""
+
+    path: "PathExpr"
+    min: int
+    max: int | None
+    exact: bool = field(default=False, compare=False)
+
+
+PathExpr = Union[Step, Inverse, Sequence, Alternative, Repeat]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """``subject path object`` in a query."""
+
+    subject: Term
+    path: PathExpr
+    object: Term
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Query:
+    """``? pattern, pattern.``"""
+
+    patterns: tuple[Pattern, ...]
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class Why:
+    """``why subject relation object.``"""
+
+    subject: Symbol
+    relation: Relation
+    object: Symbol
+    line: int = _pos()
+    column: int = _pos()
+
+
+Statement = Union[Fact, RelationDecl, Alias, RuleDecl, Query, Why]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed source: its statements in order."""
+
+    statements: tuple[Statement, ...]
+    source: str = field(default="<string>", compare=False)

@@ -1,0 +1,67 @@
+"""Errors of the language package.
+
+    GrammarError(ValueError)        root; ``diagnostics`` lists every problem found in the source
+    └── LanguageSyntaxError         the text does not parse or a value in it is invalid
+
+The ``thinkingdb`` package translates these into ``thinkingdb.errors.ParseError`` at its boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+SNIPPET_WIDTH = 72
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem: where (source, 1-based line and column), why (a reason in words) and the snippet."""
+
+    source: str
+    line: int
+    column: int
+    reason: str
+    snippet: str = ""
+    caret: int = 0
+
+    def render(self) -> str:
+        head = f"{self.source}:{self.line}:{self.column}: {self.reason}"
+        if not self.snippet:
+            return head
+        return f"{head}\n    {self.snippet}\n    {' ' * max(self.caret - 1, 0)}^"
+
+
+def make_diagnostic(text: str, source: str, line: int, column: int, reason: str) -> Diagnostic:
+    """Build a diagnostic with a caret snippet cut from ``text`` (long lines are windowed).
+
+    >>> d = make_diagnostic("a b c d.", "x.tdb", 1, 7, "missing period")
+    >>> print(d.render())
+    x.tdb:1:7: missing period
+        a b c d.
+              ^
+    """
+    lines = text.split("\n")
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    raw = raw.replace("\t", " ").replace("\r", "")
+    start = max(0, column - 1 - SNIPPET_WIDTH // 2) if len(raw) > SNIPPET_WIDTH else 0
+    window = raw[start:start + SNIPPET_WIDTH]
+    caret = column - start
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + SNIPPET_WIDTH < len(raw) else ""
+    printable = "".join(ch if ch.isprintable() else "?" for ch in window)
+    return Diagnostic(source, line, column, reason, prefix + printable + suffix, caret + len(prefix))
+
+
+class GrammarError(ValueError):
+    """Root of the language package's errors."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        self.diagnostics = tuple(diagnostics)
+        shown = "\n".join(d.render() for d in self.diagnostics[:20])
+        more = len(self.diagnostics) - 20
+        super().__init__(shown + (f"\n... and {more} more errors" if more > 0 else ""))
+
+
+class LanguageSyntaxError(GrammarError):
+    """Source text that does not parse, or holds an invalid value (``@1.5``, ``@nan``, ...)."""

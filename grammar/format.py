@@ -1,0 +1,105 @@
+"""Format a syntax tree back into ThinkingDB source, so that ``parse(format(x)) == x``."""
+
+from __future__ import annotations
+
+import re
+
+from . import ast
+
+_BARE = re.compile(r"\w(?:[\w\-]|[.:](?=\w))*\Z")
+_KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
+
+
+def format_name(text: str) -> str:
+    """A symbol or relation as source: bare when the lexer reads it back whole, quoted otherwise.
+
+    >>> format_name("nginx"), format_name("Secure Execution"), format_name('say "hi"')
+    ('nginx', '"Secure Execution"', '"say \\\\"hi\\\\""')
+    """
+    if _BARE.match(text) and text not in _KEYWORDS:
+        return text
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def _number(value: float) -> str:
+    text = repr(float(value))
+    return text
+
+
+def _term(t: ast.Term) -> str:
+    return f"?{t.name}" if isinstance(t, ast.Variable) else format_name(t.text)
+
+
+def format_path(p: ast.PathExpr) -> str:
+    """``depends_on+``, ``uses/provides``, ``^part_of``, ``(a|b){1,3}``."""
+    if isinstance(p, ast.Step):
+        return format_name(p.relation.text)
+    if isinstance(p, ast.Inverse):
+        return "^" + _atomic(p.path)
+    if isinstance(p, ast.Sequence):
+        return "/".join(_seq_part(x) for x in p.parts)
+    if isinstance(p, ast.Alternative):
+        return "|".join(_alt_part(x) for x in p.options)
+    if isinstance(p, ast.Repeat):
+        inner = _atomic(p.path, for_postfix=True)
+        if (p.min, p.max) == (1, None):
+            return inner + "+"
+        if (p.min, p.max) == (0, None):
+            return inner + "*"
+        if p.max == p.min and p.exact:
+            return f"{inner}{{{p.min}}}"
+        return f"{inner}{{{p.min},{'' if p.max is None else p.max}}}"
+    raise TypeError(f"not a path: {p!r}")
+
+
+def _atomic(p: ast.PathExpr, for_postfix: bool = False) -> str:
+    if isinstance(p, ast.Step):
+        return format_path(p)
+    if isinstance(p, ast.Inverse) and not for_postfix:
+        return format_path(p)
+    return f"({format_path(p)})"
+
+
+def _seq_part(p: ast.PathExpr) -> str:
+    return f"({format_path(p)})" if isinstance(p, (ast.Alternative, ast.Sequence)) else format_path(p)
+
+
+def _alt_part(p: ast.PathExpr) -> str:
+    return f"({format_path(p)})" if isinstance(p, ast.Alternative) else format_path(p)
+
+
+def _atom(a: ast.Atom | ast.Pattern) -> str:
+    middle = format_name(a.relation.text) if isinstance(a, ast.Atom) else format_path(a.path)
+    return f"{_term(a.subject)} {middle} {_term(a.object)}"
+
+
+def format_statement(s: ast.Statement) -> str:
+    """One statement as a line of source.
+
+    >>> from grammar import parse
+    >>> format_statement(parse("rule r @0.5: ?x a ?y => ?y b ?x.").statements[0])
+    'rule r @0.5: ?x a ?y => ?y b ?x.'
+    """
+    if isinstance(s, ast.Fact):
+        conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
+        return f"{format_name(s.subject.text)} {format_name(s.relation.text)} {format_name(s.object.text)}{conf}."
+    if isinstance(s, ast.RelationDecl):
+        other = "" if s.other is None else " " + format_name(s.other.text)
+        return f"relation {format_name(s.relation.text)} {s.kind}{other}."
+    if isinstance(s, ast.Alias):
+        return f"alias {format_name(s.phrase.text)} => {format_name(s.relation.text)}."
+    if isinstance(s, ast.RuleDecl):
+        weight = "" if s.weight is None else f" @{_number(s.weight)}"
+        body = ", ".join(_atom(a) for a in s.premises)
+        return f"rule {s.name}{weight}: {body} => {_atom(s.head)}."
+    if isinstance(s, ast.Query):
+        return "? " + ", ".join(_atom(p) for p in s.patterns) + "."
+    if isinstance(s, ast.Why):
+        return f"why {format_name(s.subject.text)} {format_name(s.relation.text)} {format_name(s.object.text)}."
+    raise TypeError(f"not a statement: {s!r}")
+
+
+def format_document(doc: ast.Document) -> str:
+    """The whole document, one statement per line."""
+    return "".join(format_statement(s) + "\n" for s in doc.statements)

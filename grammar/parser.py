@@ -1,0 +1,401 @@
+"""Parse ThinkingDB source into the frozen syntax tree of :mod:`grammar.ast`.
+
+The grammar (``thinkingdb.lark``) ships inside this package and is compiled once, as an LALR parser
+whose tree builder runs during parsing. When a source has errors it is parsed again statement by
+statement so that every error in the file is reported, each with line, column, a reason in words and
+a caret snippet. No lark exception leaves this module.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from functools import lru_cache
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast
+from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
+
+DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
+KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
+
+_TERMINAL_WORDS = {
+    "SYMBOL": "a symbol",
+    "STRING": "a quoted string",
+    "VAR": "a variable such as ?x",
+    "NUMBER": "a number",
+    "INT": "a whole number",
+    "DOT": "a period '.'",
+    "AT": "'@' and a confidence",
+    "COMMA": "','",
+    "COLON": "':'",
+    "QMARK": "'?'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "VBAR": "'|'",
+    "SLASH": "'/'",
+    "CIRCUMFLEX": "'^'",
+    "PLUS": "'+'",
+    "STAR": "'*'",
+    "$END": "the end of the input",
+}
+
+
+class _State(threading.local):
+    errors: list[tuple[int, int, str]]
+    line_offset: int
+
+    def __init__(self) -> None:
+        self.errors = []
+        self.line_offset = 0
+
+
+_state = _State()
+
+
+def _line(tok: Token) -> int:
+    return tok.line + _state.line_offset
+
+
+def _err(tok: Token, reason: str) -> None:
+    _state.errors.append((_line(tok), tok.column, reason))
+
+
+def _unquote(text: str) -> str:
+    body = text[1:-1]
+    if "\\" not in body:
+        return body
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+def _number(tok: Token, what: str, *, low_open: bool) -> float:
+    try:
+        value = float(tok)
+    except ValueError:  # the NUMBER terminal admits only float syntax; kept for safety
+        value = math.nan
+    if not math.isfinite(value):
+        _err(tok, f"{what} must be a finite number, got {tok.value}")
+        return 1.0
+    if value > 1.0 or value < 0.0 or (low_open and value == 0.0):
+        span = "(0, 1]" if low_open else "[0, 1]"
+        _err(tok, f"{what} must be in {span}, got {tok.value}")
+        return 1.0
+    return value
+
+
+class _Builder(Transformer):
+    """Turns parse results straight into :mod:`grammar.ast` nodes (runs inside the LALR parser)."""
+
+    def sym(self, c):
+        tok = c[0]
+        text = _unquote(tok.value) if tok.type == "STRING" else tok.value
+        return ast.Symbol(text, _line(tok), tok.column)
+
+    def rel(self, c):
+        tok = c[0]
+        text = _unquote(tok.value) if tok.type == "STRING" else tok.value
+        if not text.strip():
+            _err(tok, "a relation name cannot be empty")
+        return ast.Relation(text, _line(tok), tok.column)
+
+    @staticmethod
+    def _term(x):
+        if isinstance(x, Token):
+            return ast.Variable(x.value[1:], _line(x), x.column)
+        return x
+
+    def confidence(self, c):
+        return c[0]
+
+    def fact(self, c):
+        s, r, o = c[0], c[1], c[2]
+        conf = _number(c[3], "confidence", low_open=False) if len(c) > 3 else None
+        return ast.Fact(s, r, o, conf, s.line, s.column)
+
+    def relation_decl(self, c):
+        rel, kind_tok = c[0], c[1]
+        other = c[2] if len(c) > 2 else None
+        kind = kind_tok.value
+        if kind not in DECLARATION_KINDS:
+            _err(kind_tok, f"unknown relation property '{kind}'; expected transitive, symmetric, "
+                           "inverse or subrelation_of")
+        elif kind in ("inverse", "subrelation_of") and other is None:
+            _err(kind_tok, f"'{kind}' needs the other relation's name")
+        elif kind in ("transitive", "symmetric") and other is not None:
+            _state.errors.append((other.line, other.column, f"'{kind}' takes no other relation"))
+        return ast.RelationDecl(rel, kind, other, rel.line, rel.column)
+
+    def alias_decl(self, c):
+        return ast.Alias(c[0], c[1], c[0].line, c[0].column)
+
+    def atom(self, c):
+        s = self._term(c[0])
+        return ast.Atom(s, c[1], self._term(c[2]), s.line, s.column)
+
+    def rule_decl(self, c):
+        name_tok = c[0]
+        rest = c[1:]
+        weight = None
+        if rest and isinstance(rest[0], Token):
+            weight = _number(rest[0], "rule weight", low_open=True)
+            rest = rest[1:]
+        premises, head = tuple(rest[:-1]), rest[-1]
+        body_vars = {t.name for a in premises for t in (a.subject, a.object) if isinstance(t, ast.Variable)}
+        for t in (head.subject, head.object):
+            if isinstance(t, ast.Variable) and t.name not in body_vars:
+                _state.errors.append((t.line, t.column,
+                                      f"head variable ?{t.name} of rule {name_tok.value} does not occur in any premise"))
+        return ast.RuleDecl(name_tok.value, premises, head, weight, _line(name_tok), name_tok.column)
+
+    def qpattern(self, c):
+        s = self._term(c[0])
+        return ast.Pattern(s, c[1], self._term(c[2]), s.line, s.column)
+
+    def query(self, c):
+        return ast.Query(tuple(c), c[0].line, c[0].column)
+
+    def why(self, c):
+        return ast.Why(c[0], c[1], c[2], c[0].line, c[0].column)
+
+    def step(self, c):
+        return ast.Step(c[0])
+
+    def alt(self, c):
+        return ast.Alternative(tuple(c))
+
+    def seq(self, c):
+        return ast.Sequence(tuple(c))
+
+    def inverse(self, c):
+        return ast.Inverse(c[0])
+
+    def plus(self, c):
+        return ast.Repeat(c[0], 1, None)
+
+    def star(self, c):
+        return ast.Repeat(c[0], 0, None)
+
+    def repeat(self, c):
+        lo = int(c[1])
+        hi = int(c[2]) if len(c) > 2 and c[2] is not None else None
+        if hi is not None and hi < lo:
+            _err(c[1], f"repetition {{{lo},{hi}}} has its maximum below its minimum")
+            hi = lo
+        return ast.Repeat(c[0], lo, hi)
+
+    def repeat_exact(self, c):
+        n = int(c[1])
+        return ast.Repeat(c[0], n, n, exact=True)
+
+    def start(self, c):
+        return tuple(c)
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open_from_package("grammar", "thinkingdb.lark", ("",), parser="lalr", lexer="contextual",
+                                  transformer=_Builder(), maybe_placeholders=True, cache=False)
+
+
+def _expected_words(expected) -> str:
+    names = sorted({_TERMINAL_WORDS.get(e, None) or _keyword_word(e) for e in expected})
+    if len(names) > 6:
+        names = names[:6] + ["..."]
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _keyword_word(name: str) -> str:
+    for term in _parser().terminals:
+        if term.name == name and term.pattern.type == "str":
+            return f"'{term.pattern.value}'"
+    return name.lower()
+
+
+def _describe(exc: UnexpectedInput, text: str) -> tuple[int, int, str]:
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        if ch == '"':
+            return exc.line, exc.column, "unterminated quoted string (a closing \" is missing on this line)"
+        if ch == "?":
+            return exc.line, exc.column, "a variable needs a name, as in ?x"
+        shown = repr(ch) if ch.isprintable() and ch else f"U+{ord(ch):04X}" if ch else "end of input"
+        return exc.line, exc.column, f"unexpected character {shown}"
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        expected = getattr(exc, "expected", None) or getattr(exc, "accepts", None) or set()
+        line, col = _end_position(text)
+        if "DOT" in expected:
+            return line, col, "missing period '.' at the end of the statement"
+        return line, col, f"the input ends too early: expected {_expected_words(expected)}"
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    expected = exc.accepts or exc.expected
+    found = f"'{tok.value}'" if len(tok.value) <= 30 else f"'{tok.value[:27]}...'"
+    if tok.type == "NUMBER" or (tok.type == "SYMBOL" and "NUMBER" in expected):
+        return tok.line, tok.column, f"a confidence must be a number, got {found}"
+    if "DOT" in expected and "AT" in expected and tok.type in ("SYMBOL", "STRING"):
+        return tok.line, tok.column, f"missing period '.' before {found}: a fact has exactly three parts"
+    if "DOT" in expected and tok.type in ("SYMBOL", "STRING", "VAR", "RULE", "RELATION", "ALIAS", "WHY", "QMARK"):
+        return tok.line, tok.column, f"missing period '.' at the end of the statement, before {found}"
+    if tok.type == "DOT":
+        return tok.line, tok.column, f"the statement ends too early: expected {_expected_words(expected)} before '.'"
+    if tok.type in ("RELATION", "ALIAS", "RULE", "WHY"):
+        return tok.line, tok.column, (f"'{tok.value}' is a keyword here; quote it (\"{tok.value}\") to use it as a symbol")
+    return tok.line, tok.column, f"expected {_expected_words(expected)}, found {found}"
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    stripped = text.rstrip()
+    line = stripped.count("\n") + 1
+    col = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    return line, col
+
+
+_SPLIT = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|\.(?!\w)|[^".#]+|.', re.S)
+
+
+def _chunks(text: str):
+    """Yield (start_offset, chunk) pieces that each end after one statement's period."""
+    start = 0
+    for m in _SPLIT.finditer(text):
+        if m.group() == ".":
+            yield start, text[start:m.end()]
+            start = m.end()
+    if text[start:].strip():
+        yield start, text[start:]
+
+
+def _run(text: str, line_offset: int = 0):
+    _state.errors = []
+    _state.line_offset = line_offset
+    try:
+        result = _parser().parse(text)
+    finally:
+        errors, _state.errors = _state.errors, []
+        _state.line_offset = 0
+    return result, errors
+
+
+_NAME = r'(\w(?:[\w\-]|[.:](?=\w))*|"(?:[^"\\\n]|\\.)*")'
+_FACT_LINE = re.compile(r"[ \t]*" + _NAME + r"[ \t]+" + _NAME + r"[ \t]+" + _NAME
+                        + r"(?:[ \t]*@[ \t]*([+-]?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)))?"
+                        + r"[ \t]*\.[ \t\r]*(?:#[^\n]*)?")
+_LINE_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[^"#]+')
+
+
+def _ends_statement(line: str) -> bool:
+    """Whether the last significant character of ``line`` (outside strings and comments) is a period."""
+    code = "".join(t for t in _LINE_TOKENS.findall(line) if not t.startswith("#"))
+    code = code.rstrip()
+    return code.endswith(".") and not code.endswith('"')
+
+
+def _fact_from_match(m: re.Match, lineno: int, line: str, errors: list) -> ast.Fact:
+    names = []
+    for g in (1, 2, 3):
+        text = m.group(g)
+        names.append((_unquote(text) if text[0] == '"' else text, m.start(g) + 1))
+    conf = None
+    if m.group(4) is not None:
+        tok = Token("NUMBER", m.group(4), line=1, column=m.start(4) + 1)
+        _state.line_offset = lineno - 1
+        _state.errors = errors
+        try:
+            conf = _number(tok, "confidence", low_open=False)
+        finally:
+            _state.line_offset = 0
+            _state.errors = []
+    (s, sc), (r, rc), (o, oc) = names
+    if not r.strip():
+        errors.append((lineno, rc, "a relation name cannot be empty"))
+    return ast.Fact(ast.Symbol(s, lineno, sc), ast.Relation(r, lineno, rc), ast.Symbol(o, lineno, oc), conf, lineno, sc)
+
+
+def parse(text: str, source: str = "<string>") -> ast.Document:
+    """Parse ThinkingDB source text; raise :class:`LanguageSyntaxError` listing every error.
+
+    Plain one-line facts take a fast path (one regular expression, the same syntax); every other
+    statement goes through the LALR parser.
+
+    >>> doc = parse('nginx depends_on openssl. "AchillesIDE" uses Ploinky @0.9.')
+    >>> [type(s).__name__ for s in doc.statements]
+    ['Fact', 'Fact']
+    >>> doc.statements[1].confidence
+    0.9
+    >>> parse("a b c @1.5.")
+    Traceback (most recent call last):
+    ...
+    grammar.errors.LanguageSyntaxError: <string>:1:8: confidence must be in [0, 1], got 1.5
+        a b c @1.5.
+               ^
+    """
+    if not isinstance(text, str):
+        raise TypeError("parse() takes text (str); decode bytes first")
+    statements: list[ast.Statement] = []
+    errors: list[tuple[int, int, str]] = []
+    diagnostics: list[Diagnostic] = []
+    pending: list[str] = []
+    pending_start = 0
+    lines = text.split("\n")
+
+    def flush() -> None:
+        chunk = "\n".join(pending)
+        try:
+            found, errs = _run(chunk, pending_start - 1)
+            statements.extend(found)
+            errors.extend(errs)
+        except (UnexpectedInput, VisitError, LarkError):
+            diagnostics.extend(_collect_errors(text, source, chunk, pending_start))
+        pending.clear()
+
+    for lineno, line in enumerate(lines, 1):
+        if not pending:
+            m = _FACT_LINE.fullmatch(line)
+            if m is not None and m.group(1) not in KEYWORDS:
+                statements.append(_fact_from_match(m, lineno, line, errors))
+                continue
+            stripped = line.strip()
+            if not stripped or stripped[0] == "#":
+                continue
+            pending_start = lineno
+        pending.append(line)
+        if _ends_statement(line):
+            flush()
+    if pending:
+        flush()
+    diagnostics.extend(make_diagnostic(text, source, line, col, reason) for line, col, reason in errors)
+    if diagnostics:
+        raise LanguageSyntaxError(sorted(diagnostics, key=lambda d: (d.line, d.column)))
+    return ast.Document(tuple(statements), source)
+
+
+def _collect_errors(text: str, source: str, chunk: str, first_line: int) -> list[Diagnostic]:
+    """Parse a failing chunk statement by statement and describe every error in it."""
+    out: list[Diagnostic] = []
+    for offset, piece in _chunks(chunk):
+        base_line = first_line + chunk.count("\n", 0, offset)
+        base_col = offset - (chunk.rfind("\n", 0, offset) + 1) + 1
+        try:
+            _, errors = _run(piece)
+            found = errors
+        except UnexpectedInput as exc:
+            found = [_describe(exc, piece)]
+        except (LarkError, VisitError) as exc:  # pragma: no cover - defensive
+            found = [(1, 1, f"cannot parse this statement ({type(exc).__name__})")]
+        for line, col, reason in found:
+            abs_line = base_line + line - 1
+            abs_col = col + base_col - 1 if line == 1 else col
+            out.append(make_diagnostic(text, source, abs_line, abs_col, reason))
+    if not out:
+        try:
+            _run(chunk)
+        except UnexpectedInput as exc:
+            line, col, reason = _describe(exc, chunk)
+            out.append(make_diagnostic(text, source, first_line + line - 1, col, reason))
+    return out
