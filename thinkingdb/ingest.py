@@ -1,0 +1,371 @@
+"""Ingestion: read sources into the store, atomically.
+
+Readers turn a file into :class:`Batch` chunks (records plus rejected records with diagnostics);
+:func:`ingest` writes all chunks of all files inside one transaction. Any rejected record aborts the
+whole command — nothing is written — unless ``skip_invalid`` is set, in which case the good records
+are written and the rejected ones go to a rejects file with their reasons. Ingesting a source again
+replaces what it contributed before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+from .errors import Diagnostic, IngestError, ParseError, ThinkingDBError, ValidationError
+from .language import compile_source
+from .model import Declaration, Fact, Rule, check_unit_float
+from .normalize import Vocabulary
+from .progress import Progress
+from .store import Store, Unit
+
+CHUNK = 20_000
+MAX_DIAGNOSTICS = 1000
+
+
+@dataclass
+class Reject:
+    """A record that was refused: where, why, and its text."""
+
+    diagnostic: Diagnostic
+    record: str
+
+    def to_json(self) -> dict:
+        return {**self.diagnostic.to_json(), "record": self.record}
+
+
+@dataclass
+class Batch:
+    """Part of one source, ready to write."""
+
+    source: str
+    facts: list[tuple[Fact, int, str | None]] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    units: list[tuple[Unit, int]] = field(default_factory=list)
+    rules: list[tuple[Rule, int]] = field(default_factory=list)
+    declarations: list[tuple[Declaration, int]] = field(default_factory=list)
+    aliases: list[tuple[str, str, int]] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    size: int = 0  # bytes consumed, for the progress bar
+
+    @property
+    def records(self) -> int:
+        return len(self.facts) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+
+
+Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
+
+
+def _reject(source: str, line: int, column: int, reason: str, record: str) -> Reject:
+    return Reject(Diagnostic(source, line, column, reason, record[:200], column), record)
+
+
+def _decode(data: bytes, source: str, line_no: int = 1) -> tuple[str | None, Reject | None]:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = line_no + data.count(b"\n", 0, nul)
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        return None, _reject(source, line, col, "binary data (a NUL byte): not a text file", "")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = line_no + data.count(b"\n", 0, exc.start)
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, _reject(source, line, col, f"not UTF-8 text (byte {data[exc.start]:#04x})", "")
+
+
+# -- .tdb --------------------------------------------------------------------------------------------
+def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """The ThinkingDB language; with errors, each bad statement's lines become rejects."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text, bad = _decode(data, source)
+    batch = Batch(source, size=len(data))
+    if bad is not None:
+        batch.rejects.append(bad)
+        yield batch
+        return
+    lines = text.split("\n")
+    blanked: set[int] = set()
+    while True:
+        try:
+            program = compile_source("\n".join("" if i + 1 in blanked else ln for i, ln in enumerate(lines)),
+                                     source, vocab)
+            break
+        except ParseError as exc:
+            new = {d.line for d in exc.diagnostics} - blanked
+            for d in exc.diagnostics:
+                if d.line not in blanked:
+                    text_line = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
+                    batch.rejects.append(Reject(d, text_line))
+            if not new or len(batch.rejects) > MAX_DIAGNOSTICS:
+                yield batch
+                return
+            blanked |= new
+    batch.facts = [(f, line, None) for f, line in program.facts]
+    batch.labels = program.labels
+    batch.rules, batch.declarations, batch.aliases = program.rules, program.declarations, program.aliases
+    if not batch.records and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no facts, rules, declarations or aliases", ""))
+    yield batch
+
+
+# -- .tsv --------------------------------------------------------------------------------------------
+def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """``subject<TAB>relation<TAB>object[<TAB>confidence]`` per line; ``#`` starts a comment line.
+
+    Streams: memory stays bounded by the chunk size whatever the file size.
+    """
+    batch = Batch(source)
+    seen_any = False
+    orient = vocab.orient
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            batch.size += len(raw)
+            text, bad = _decode(raw, source, line_no)
+            if bad is not None:
+                batch.rejects.append(bad)
+                continue
+            text = text.rstrip("\r\n")
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            seen_any = True
+            parts = text.split("\t")
+            if len(parts) not in (3, 4):
+                batch.rejects.append(_reject(source, line_no, 1, f"expected 3 or 4 tab-separated fields "
+                                             f"(subject, relation, object, confidence), found {len(parts)}", text))
+                continue
+            try:
+                conf = 1.0
+                if len(parts) == 4:
+                    try:
+                        conf = float(parts[3])
+                    except ValueError:
+                        raise ValidationError(f"confidence must be a number, got {parts[3]!r}") from None
+                    conf = check_unit_float(conf, "confidence")
+                s, r, o = orient(parts[0], parts[1], parts[2])
+            except ValidationError as exc:
+                col = len("\t".join(parts[:3])) + 2 if "confidence" in str(exc) else 1
+                batch.rejects.append(_reject(source, line_no, col, str(exc), text))
+                continue
+            batch.facts.append((Fact(s, r, o, conf), line_no, None))
+            labels = batch.labels
+            if s not in labels:
+                labels[s] = parts[0].strip()
+            if o not in labels:
+                labels[o] = parts[2].strip()
+            if len(batch.facts) >= CHUNK:
+                yield batch
+                batch = Batch(source)
+    if not seen_any and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no triples", ""))
+    yield batch
+
+
+# -- .jsonl knowledge units ---------------------------------------------------------------------------
+_TEXT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_note", "source", "chunk", "region")
+_DATE_FIELDS = ("effective_from", "effective_to")
+
+
+def _check_date(value, name: str) -> str:
+    import datetime as _dt
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(f"field {name!r} must be a date string YYYY-MM-DD, got {value!r}")
+    try:
+        return _dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ValidationError(f"field {name!r} must be a date YYYY-MM-DD, got {value!r}") from None
+
+
+def _str_list(value, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(f"field {name!r} must be a list of strings")
+    return tuple(value)
+
+
+def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fact], dict[str, str]]:
+    """Validate one knowledge unit object; return the unit, its facts and their labels."""
+    if not isinstance(obj, dict):
+        raise ValidationError("a knowledge unit must be a JSON object")
+    uid = obj.get("id", obj.get("unit_id"))
+    if not isinstance(uid, str) or not uid.strip():
+        raise ValidationError("a knowledge unit needs a non-empty string field 'id'")
+    values = {}
+    for name in _TEXT_FIELDS:
+        v = obj.get(name, "")
+        if v is None:
+            v = ""
+        if not isinstance(v, str):
+            raise ValidationError(f"field {name!r} must be a string, got {type(v).__name__}")
+        values[name] = v
+    acts = _str_list(obj.get("utility_acts", obj.get("utilityActs")), "utility_acts")
+    acl = _str_list(obj.get("acl"), "acl")
+    eff_from, eff_to = (_check_date(obj.get(n), n) for n in _DATE_FIELDS)
+    if eff_from and eff_to and eff_to < eff_from:
+        raise ValidationError(f"effective_to {eff_to} is before effective_from {eff_from}")
+    facts, labels = [], {}
+    triples = obj.get("triples", obj.get("facts", [])) or []
+    if not isinstance(triples, list):
+        raise ValidationError("field 'triples' must be a list")
+    for i, t in enumerate(triples):
+        if isinstance(t, dict):
+            t = [t.get("subject"), t.get("relation"), t.get("object")] + (
+                [t["confidence"]] if "confidence" in t else [])
+        if not isinstance(t, list) or len(t) not in (3, 4) or not all(isinstance(x, str) for x in t[:3]):
+            raise ValidationError(f"triples[{i}] must be [subject, relation, object] or with a confidence")
+        conf = check_unit_float(t[3], f"triples[{i}] confidence") if len(t) == 4 else 1.0
+        s, r, o = vocab.orient(t[0], t[1], t[2])
+        facts.append(Fact(s, r, o, conf))
+        labels.setdefault(s, t[0].strip())
+        labels.setdefault(o, t[2].strip())
+    known = set(_TEXT_FIELDS) | {"id", "unit_id", "utility_acts", "utilityActs", "acl", "triples", "facts", *_DATE_FIELDS}
+    extra = {k: v for k, v in obj.items() if k not in known}
+    unit = Unit(uid.strip(), utility_acts=acts, acl=acl, effective_from=eff_from, effective_to=eff_to,
+                extra=json.dumps(extra, sort_keys=True), **{**values, "source": values["source"] or source})
+    return unit, facts, labels
+
+
+def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """One knowledge unit per line (JSON Lines)."""
+    batch = Batch(source)
+    seen_ids: dict[str, int] = {}
+    any_line = False
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            batch.size += len(raw)
+            text, bad = _decode(raw, source, line_no)
+            if bad is not None:
+                batch.rejects.append(bad)
+                continue
+            if not text.strip():
+                continue
+            any_line = True
+            try:
+                obj = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
+                    ValidationError(f"{c} is not a finite number")))
+            except json.JSONDecodeError as exc:
+                batch.rejects.append(_reject(source, line_no, exc.colno, f"invalid JSON: {exc.msg}", text.rstrip()))
+                continue
+            except ValidationError as exc:
+                batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
+                continue
+            try:
+                unit, facts, labels = parse_unit(obj, source, vocab)
+            except ValidationError as exc:
+                batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
+                continue
+            if unit.id in seen_ids:
+                batch.rejects.append(_reject(source, line_no, 1, f"unit id {unit.id!r} already appears on line "
+                                             f"{seen_ids[unit.id]}", text.rstrip()))
+                continue
+            seen_ids[unit.id] = line_no
+            batch.units.append((unit, line_no))
+            batch.facts.extend((f, line_no, unit.id) for f in facts)
+            for k, v in labels.items():
+                batch.labels.setdefault(k, v)
+            if len(batch.units) >= CHUNK:
+                yield batch
+                batch = Batch(source)
+    if not any_line and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no knowledge units", ""))
+    yield batch
+
+
+READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl}
+"""Readers by file extension; other modules register more (Markdown, plain text)."""
+
+
+def reader_for(path: str) -> Reader:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in READERS:
+        raise IngestError([Diagnostic(path, 0, 0, f"unsupported file type {ext or '(none)'!r}; supported: "
+                                      + ", ".join(sorted(READERS)))])
+    return READERS[ext]
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What an ingest wrote: ``{"units": N, "facts": N, "rejected": N}`` plus details."""
+
+    units: int
+    facts: int
+    rejected: int
+    rules: int = 0
+    declarations: int = 0
+    aliases: int = 0
+    sources: tuple[str, ...] = ()
+    rejects_path: str | None = None
+
+    def to_json(self) -> dict:
+        return {"units": self.units, "facts": self.facts, "rejected": self.rejected, "rules": self.rules,
+                "declarations": self.declarations, "aliases": self.aliases, "sources": list(self.sources),
+                "rejects_path": self.rejects_path}
+
+
+def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, rejects_path: str | None = None,
+           progress: bool | None = False) -> IngestReport:
+    """Ingest files into ``store`` in one transaction; see the module docstring for the contract."""
+    for p in paths:
+        if not os.path.isfile(p):
+            raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
+        reader_for(p)
+    vocab = store.vocabulary()
+    totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
+    rejects: list[Reject] = []
+    with store.transaction():
+        for path in paths:
+            source = os.path.normpath(path)
+            store.retract_source(source)
+            bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
+            records = 0
+            for batch in reader_for(path)(path, source, vocab):
+                rejects.extend(batch.rejects)
+                bar.update(batch.size, batch.records)
+                if rejects and not skip_invalid:
+                    if len(rejects) > MAX_DIAGNOSTICS:
+                        break
+                    continue  # keep reading to report every error; nothing will be committed
+                _write(store, batch, totals)
+                records += batch.records
+            bar.done()
+            if not rejects or skip_invalid:
+                store.record_source(source, os.path.splitext(path)[1].lstrip("."), records)
+        if rejects and not skip_invalid:
+            raise IngestError([r.diagnostic for r in rejects])
+    if rejects and rejects_path:
+        with open(rejects_path, "w", encoding="utf-8") as fh:
+            for r in rejects:
+                fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+    return IngestReport(totals["units"], totals["facts"], len(rejects), totals["rules"], totals["declarations"],
+                        totals["aliases"], tuple(os.path.normpath(p) for p in paths),
+                        rejects_path if rejects else None)
+
+
+def _write(store: Store, batch: Batch, totals: dict[str, int]) -> None:
+    src = batch.source
+    store.add_labels(batch.labels)
+    totals["facts"] += store.add_facts((f, src, line, unit) for f, line, unit in batch.facts)
+    if batch.units:
+        store.add_units(batch.units)
+        totals["units"] += len(batch.units)
+    if batch.rules:
+        store.add_rules((r, src, line) for r, line in batch.rules)
+        totals["rules"] += len(batch.rules)
+    if batch.declarations:
+        store.add_declarations((d, src, line) for d, line in batch.declarations)
+        totals["declarations"] += len(batch.declarations)
+    if batch.aliases:
+        store.add_aliases((p, r, src, line) for p, r, line in batch.aliases)
+        totals["aliases"] += len(batch.aliases)
+
+
+__all__ = ["Batch", "IngestReport", "READERS", "Reject", "ingest", "parse_unit", "reader_for",
+           "read_jsonl", "read_tdb", "read_tsv", "ThinkingDBError"]
