@@ -6,7 +6,7 @@ import re
 
 from . import ast
 
-_BARE = re.compile(r"\w(?:[\w\-]|[.:](?=\w))*\Z")
+_BARE = re.compile(r"\w[\w\-]*(?:[.:]\w[\w\-]*)*\Z")
 _KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
 
 

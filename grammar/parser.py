@@ -73,17 +73,21 @@ def _unquote(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
 
 
+def _shown(text: str, width: int = 30) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def _number(tok: Token, what: str, *, low_open: bool) -> float:
     try:
         value = float(tok)
     except ValueError:  # the NUMBER terminal admits only float syntax; kept for safety
         value = math.nan
     if not math.isfinite(value):
-        _err(tok, f"{what} must be a finite number, got {tok.value}")
+        _err(tok, f"{what} must be a finite number, got {_shown(tok.value)}")
         return 1.0
     if value > 1.0 or value < 0.0 or (low_open and value == 0.0):
         span = "(0, 1]" if low_open else "[0, 1]"
-        _err(tok, f"{what} must be in {span}, got {tok.value}")
+        _err(tok, f"{what} must be in {span}, got {_shown(tok.value)}")
         return 1.0
     return value
 
@@ -122,7 +126,7 @@ class _Builder(Transformer):
         other = c[2] if len(c) > 2 else None
         kind = kind_tok.value
         if kind not in DECLARATION_KINDS:
-            _err(kind_tok, f"unknown relation property '{kind}'; expected transitive, symmetric, "
+            _err(kind_tok, f"unknown relation property '{_shown(kind)}'; expected transitive, symmetric, "
                            "inverse or subrelation_of")
         elif kind in ("inverse", "subrelation_of") and other is None:
             _err(kind_tok, f"'{kind}' needs the other relation's name")
@@ -236,7 +240,11 @@ def _describe(exc: UnexpectedInput, text: str) -> tuple[int, int, str]:
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
     expected = exc.accepts or exc.expected
-    found = f"'{tok.value}'" if len(tok.value) <= 30 else f"'{tok.value[:27]}...'"
+    found = f"'{_shown(tok.value)}'"
+    if tok.type == "DOT" and "RULE" in expected:
+        return tok.line, tok.column, "a stray period '.' with no statement before it"
+    if tok.type == "QMARK" and "QMARK" not in expected:
+        return tok.line, tok.column, "a variable needs a name, as in ?x"
     if tok.type == "NUMBER" or (tok.type == "SYMBOL" and "NUMBER" in expected):
         return tok.line, tok.column, f"a confidence must be a number, got {found}"
     if "DOT" in expected and "AT" in expected and tok.type in ("SYMBOL", "STRING"):
@@ -282,7 +290,7 @@ def _run(text: str, line_offset: int = 0):
     return result, errors
 
 
-_NAME = r'(\w(?:[\w\-]|[.:](?=\w))*|"(?:[^"\\\n]|\\.)*")'
+_NAME = r'(\w[\w\-]*(?:[.:]\w[\w\-]*)*|"(?:[^"\\\n]|\\.)*")'
 _FACT_LINE = re.compile(r"[ \t]*" + _NAME + r"[ \t]+" + _NAME + r"[ \t]+" + _NAME
                         + r"(?:[ \t]*@[ \t]*([+-]?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)))?"
                         + r"[ \t]*\.[ \t\r]*(?:#[^\n]*)?")

@@ -1,0 +1,206 @@
+"""The Python API: open a knowledge base and ingest, query, explain, export and search.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+>>> src = os.path.join(os.path.dirname(path), "deps.tdb")
+>>> _ = open(src, "w").write("nginx depends_on openssl. openssl depends_on libc.")
+>>> kb = open_kb(path)
+>>> kb.ingest([src]).facts
+2
+>>> [a.bindings["x"] for a in kb.query("nginx depends_on+ ?x").answers]
+['libc', 'openssl']
+>>> kb.close()
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .errors import QueryError, ThinkingDBError, translate
+from .ingest import IngestReport, ingest as _ingest
+from .language import compile_source, parse_fact, parse_query
+from .model import Declaration, Fact, Limits, Query, Rule, Triple
+from .store import DEFAULT_PATH, Store
+
+DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000)
+
+
+def default_rule_program():
+    """The shipped default rule library, compiled (rules and declarations)."""
+    from .rules import default_rules_text
+    return compile_source(default_rules_text(), "<default rules>")
+
+
+@dataclass
+class _Cache:
+    generation: int
+    graph: object
+    rules: tuple[Rule, ...]
+
+
+class KnowledgeBase:
+    """An open store plus the in-memory fact graph built from it (rebuilt only after writes)."""
+
+    def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
+                 default_rules: bool = True):
+        self.path = path
+        self.store = Store(path, create=create, readonly=readonly)
+        self.default_rules = default_rules
+        self._cache: _Cache | None = None
+        self._extra_rules: tuple[Rule, ...] = ()
+        self._extra_decls: tuple[Declaration, ...] = ()
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "KnowledgeBase":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------------------
+    def ingest(self, paths: Sequence[str] | str, *, skip_invalid: bool = False, rejects_path: str | None = None,
+               progress: bool | None = False) -> IngestReport:
+        """Ingest files (.tdb, .tsv, .jsonl, ...) atomically; see :func:`thinkingdb.ingest.ingest`."""
+        if isinstance(paths, str):
+            paths = [paths]
+        report = _ingest(self.store, list(paths), skip_invalid=skip_invalid, rejects_path=rejects_path,
+                         progress=progress)
+        self._cache = None
+        return report
+
+    def add_rules_file(self, path: str) -> None:
+        """Use the rules and declarations of a .tdb file in later queries (not stored)."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise translate(exc) from exc
+        program = compile_source(text, path, self.store.vocabulary())
+        self._extra_rules += tuple(r for r, _ in program.rules)
+        self._extra_decls += tuple(d for d, _ in program.declarations)
+        self._cache = None
+
+    # -- reasoning -----------------------------------------------------------------------------------
+    def _state(self) -> _Cache:
+        gen = self.store.current_generation()
+        if self._cache is None or self._cache.generation != gen:
+            from .graph import FactGraph
+            from .rules import compile_declarations
+            graph = FactGraph()
+            graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
+            rules: list[Rule] = []
+            decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
+            if self.default_rules:
+                prog = default_rule_program()
+                rules += [r for r, _ in prog.rules]
+                decls += [d for d, _ in prog.declarations]
+            rules += self.store.rules() + list(self._extra_rules)
+            decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
+            rules += list(compile_declarations(decls))
+            self._cache = _Cache(gen, graph, tuple(rules))
+        return self._cache
+
+    @property
+    def graph(self):
+        """The in-memory :class:`~thinkingdb.graph.FactGraph` of asserted facts."""
+        return self._state().graph
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule in force: stored, default library, extra files, and compiled declarations."""
+        return self._state().rules
+
+    def parse_query(self, text: str) -> Query:
+        return parse_query(text, self.store.vocabulary())
+
+    def query(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
+              max_answers: int | None = None):
+        """Answer a query (patterns, conjunctions, property paths) over asserted and derived facts."""
+        from .query import evaluate
+        q = self.parse_query(query) if isinstance(query, str) else query
+        state = self._state()
+        try:
+            return evaluate(q, state.graph, state.rules, limits=limits, aggregate=aggregate, k=k,
+                            max_answers=max_answers)
+        except ThinkingDBError:
+            raise
+        except (ValueError, KeyError) as exc:
+            raise QueryError(str(exc)) from exc
+
+    def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0):
+        """The best proof of a fact (asserted or derived), or None when it does not follow."""
+        from .query import why
+        t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
+        state = self._state()
+        return why(t, state.graph, state.rules, limits=limits, alternatives=alternatives)
+
+    def provenance(self, fact: str | Triple) -> list[dict]:
+        """Every source, line and unit an asserted fact came from."""
+        t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
+        return self.store.provenance(t)
+
+    def labels(self) -> dict[str, str]:
+        return self.store.labels()
+
+    def stats(self) -> dict:
+        return self.store.stats()
+
+    # -- export ----------------------------------------------------------------------------------------
+    def to_networkx(self):
+        """A ``networkx.MultiDiGraph``: nodes are symbol keys with a ``label``; edges carry
+        ``relation`` and ``confidence``."""
+        import networkx as nx
+        g = nx.MultiDiGraph()
+        labels = self.store.labels()
+        for s, r, o, c in sorted(self.store.fact_rows()):
+            for n in (s, o):
+                if n not in g:
+                    g.add_node(n, label=labels.get(n, n))
+            g.add_edge(s, o, key=r, relation=r, confidence=c)
+        return g
+
+    def export(self, fmt: str) -> str:
+        """The facts as ``jsonl``, ``tsv``, ``dot`` or ``graphml`` text."""
+        rows = sorted(self.store.fact_rows())
+        if fmt == "tsv":
+            return "".join(f"{s}\t{r}\t{o}\t{c!r}\n" for s, r, o, c in rows)
+        if fmt == "jsonl":
+            labels = self.store.labels()
+            return "".join(json.dumps({"subject": s, "relation": r, "object": o, "confidence": c,
+                                       "subject_label": labels.get(s, s), "object_label": labels.get(o, o)},
+                                      ensure_ascii=False) + "\n" for s, r, o, c in rows)
+        if fmt == "graphml":
+            import networkx as nx
+            buf = io.BytesIO()
+            nx.write_graphml(self.to_networkx(), buf)
+            return buf.getvalue().decode("utf-8")
+        if fmt == "dot":
+            return _to_dot(self.to_networkx())
+        raise QueryError(f"unknown export format {fmt!r}; expected jsonl, tsv, dot or graphml")
+
+
+def _dot_id(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _to_dot(g) -> str:
+    lines = ["digraph thinkingdb {"]
+    for n, data in g.nodes(data=True):
+        lines.append(f"  {_dot_id(n)} [label={_dot_id(data.get('label', n))}];")
+    for s, o, data in g.edges(data=True):
+        lines.append(f"  {_dot_id(s)} -> {_dot_id(o)} [label={_dot_id(data['relation'])}, "
+                     f"confidence={data['confidence']!r}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def open_kb(path: str = DEFAULT_PATH, **kwargs) -> KnowledgeBase:
+    """Open (or create) a knowledge base file. Also available as ``thinkingdb.open``."""
+    return KnowledgeBase(path, **kwargs)

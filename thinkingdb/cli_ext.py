@@ -1,0 +1,7 @@
+"""Registration of the commands that live beside their features.
+
+Each entry is ``register(subparsers, common_parent)``; modules are imported here so a missing feature
+is an import error at start-up, never a silent absence.
+"""
+
+REGISTER: list = []
