@@ -24,7 +24,7 @@ The result of a word depends only on the word, so it is cached per tokenizer.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
 from itertools import chain
@@ -41,6 +41,8 @@ TOKENIZER_VERSION = 1
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
 _CACHE_LIMIT = 1_000_000
+# every ASCII character of category P*, S* or C* (what _strip_edges removes), for str.strip
+_ASCII_EDGE = "".join(chr(c) for c in range(128) if unicodedata.category(chr(c))[0] in "PSC")
 
 
 def _load_default_stopwords() -> frozenset[str]:
@@ -123,7 +125,8 @@ class Tokenizer:
         self.language = language
         self.stem = stem
         self.stopwords: frozenset[str] = words
-        self._stemmer = Stemmer.Stemmer(language) if stem else None
+        # our own per-word cache makes PyStemmer's (slow to purge) cache redundant
+        self._stemmer = Stemmer.Stemmer(language, 0) if stem else None
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
@@ -171,21 +174,51 @@ class Tokenizer:
         cached = self._cache.get(word)
         if cached is not None:
             return cached
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
-        terms = self._analyze(word)
-        self._cache[word] = terms
-        return terms
+        return self.analyze_words([word])[0]
 
-    def _analyze(self, word: str) -> tuple[str, ...]:
-        w = word.translate(_APOSTROPHES)
-        if any(_is_dash(c) for c in w):
-            w = "".join("-" if _is_dash(c) else c for c in w)
-        w = _strip_edges(w)
-        if w.endswith("'s"):
-            w = _strip_edges(w[:-2])
+    def analyze_words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """Terms of many words at once; unseen words are stemmed in one PyStemmer call.
+
+        >>> Tokenizer().analyze_words(["running", "the", "x-ray"])
+        [('run',), (), ('x-ray', 'x', 'ray')]
+        """
+        cache = self._cache
+        missing = {w for w in words if w not in cache}
+        if missing:
+            if len(cache) + len(missing) > _CACHE_LIMIT:
+                cache.clear()
+            prepared = {w: self._prepare(w) for w in missing}
+            if self._stemmer is not None:
+                flat = sorted({s for parts in prepared.values() for s in parts})
+                stem_of = dict(zip(flat, self._stemmer.stemWords(flat)))
+                for w, parts in prepared.items():
+                    cache[w] = tuple(stem_of[s] for s in parts)
+            else:
+                cache.update((w, tuple(parts)) for w, parts in prepared.items())
+        return [cache[w] if w in cache else self._uncached(w) for w in words]
+
+    def _uncached(self, word: str) -> tuple[str, ...]:
+        parts = self._prepare(word)
+        return tuple(self._stemmer.stemWords(parts)) if self._stemmer is not None else tuple(parts)
+
+    def _prepare(self, word: str) -> list[str]:
+        """Steps 3 to 7: the unstemmed surviving words."""
+        stop = self.stopwords
+        if word.isascii():
+            if word.isalnum():
+                return [] if word in stop else [word]
+            w = word.strip(_ASCII_EDGE)
+            if w.endswith("'s"):
+                w = w[:-2].strip(_ASCII_EDGE)
+        else:
+            w = word.translate(_APOSTROPHES)
+            if any(_is_dash(c) for c in w):
+                w = "".join("-" if _is_dash(c) else c for c in w)
+            w = _strip_edges(w)
+            if w.endswith("'s"):
+                w = _strip_edges(w[:-2])
         if not w:
-            return ()
+            return []
         words = [w]
         if "-" in w:
             parts = [p for p in (_strip_edges(p) for p in w.split("-")) if p]
@@ -193,10 +226,7 @@ class Tokenizer:
                 words.extend(parts)
             elif len(parts) == 1:
                 words = parts
-        words = [x for x in words if x not in self.stopwords]
-        if self._stemmer is not None:
-            words = self._stemmer.stemWords(words)
-        return tuple(words)
+        return [x for x in words if x not in stop]
 
     def words(self, text: str) -> list[str]:
         """Steps 1 and 2: the normalized, lowercased whitespace words of ``text``.
@@ -221,7 +251,7 @@ class Tokenizer:
         try:
             return list(chain.from_iterable(map(cache.__getitem__, words)))
         except KeyError:
-            return list(chain.from_iterable(map(self.analyze_word, words)))
+            return list(chain.from_iterable(self.analyze_words(words)))
 
 
 _DEFAULT: Tokenizer | None = None

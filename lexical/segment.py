@@ -1,0 +1,111 @@
+"""An immutable CSR segment of postings plus its cached float32 impacts.
+
+For every term ``t`` the postings live in ``slots[indptr[t]:indptr[t+1]]`` (the
+documents' slot numbers, ascending) with the per-field term frequencies in the
+matching rows of ``tf`` (shape ``(postings, fields)``). ``impacts`` holds
+``float32(idf(t) × Σ_f w_f sat_f)`` per posting; the index refreshes a term's
+impacts lazily when the collection statistics have changed since they were
+computed. Impacts only pick candidates; final scores are recomputed in float64.
+
+>>> seg = Segment.from_tokens(np.array([1, 0, 1]), np.array([0, 0, 1]), None, n_terms=2, n_fields=1)
+>>> seg.postings(1)[0].tolist(), seg.postings(1)[1].ravel().tolist()
+([0, 1], [1, 1])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Segment"]
+
+IntArray = npt.NDArray[np.integer]
+
+
+def _tf_dtype(max_tf: int) -> type:
+    return np.uint16 if max_tf < 2**16 else np.uint32
+
+
+class Segment:
+    """CSR postings of a set of documents; built once, never mutated except for impacts."""
+
+    __slots__ = ("indptr", "slots", "tf", "impacts", "n_terms")
+
+    def __init__(self, indptr: IntArray, slots: IntArray, tf: IntArray) -> None:
+        self.indptr = indptr.astype(np.int64, copy=False)
+        self.slots = slots.astype(np.int32, copy=False)
+        self.tf = tf
+        self.impacts = np.zeros(len(slots), dtype=np.float32)
+        self.n_terms = len(indptr) - 1
+
+    @property
+    def n_postings(self) -> int:
+        """Number of (term, document) postings."""
+        return len(self.slots)
+
+    def bounds(self, term: int) -> tuple[int, int]:
+        """Start and end of ``term``'s postings (empty for terms newer than the segment)."""
+        if term >= self.n_terms:
+            return 0, 0
+        return int(self.indptr[term]), int(self.indptr[term + 1])
+
+    def postings(self, term: int) -> tuple[IntArray, IntArray]:
+        """The slots and tf rows of ``term``."""
+        a, b = self.bounds(term)
+        return self.slots[a:b], self.tf[a:b]
+
+    def term_of_postings(self) -> IntArray:
+        """The term id of every posting (``np.repeat`` of the CSR row numbers)."""
+        return np.repeat(np.arange(self.n_terms, dtype=np.int32), np.diff(self.indptr))
+
+    @classmethod
+    def from_postings(
+        cls, terms: IntArray, slots: IntArray, tf: IntArray, n_terms: int, presorted: bool = False
+    ) -> Segment:
+        """Build from unsorted (term, slot, tf row) triples, at most one per (term, slot)."""
+        if not presorted and len(terms):
+            key = terms.astype(np.int64) * (int(slots.max()) + 1) + slots
+            order = np.argsort(key, kind="stable")
+            terms, slots, tf = terms[order], slots[order], tf[order]
+        counts = np.bincount(terms, minlength=n_terms) if len(terms) else np.zeros(n_terms, np.int64)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return cls(indptr, slots, tf)
+
+    @classmethod
+    def from_tokens(
+        cls,
+        terms: IntArray,
+        slots: IntArray,
+        fields: IntArray | None,
+        n_terms: int,
+        n_fields: int,
+    ) -> Segment:
+        """Build from one entry per token occurrence: its term, its document slot and its field column.
+
+        ``fields`` may be ``None`` when there is one field.
+        """
+        if len(terms) == 0:
+            return cls(np.zeros(n_terms + 1, np.int64), np.zeros(0, np.int32), np.zeros((0, n_fields), np.uint16))
+        n_slots = int(slots.max()) + 1
+        key = terms.astype(np.int64) * n_slots + slots
+        if fields is not None and n_fields > 1:
+            key = key * n_fields + fields
+        uniq, counts = np.unique(key, return_counts=True)
+        if fields is not None and n_fields > 1:
+            field_col = (uniq % n_fields).astype(np.intp)
+            uniq //= n_fields
+        else:
+            field_col = None
+        # uniq is sorted, so equal (term, slot) pairs are adjacent
+        starts = np.flatnonzero(np.concatenate(([True], uniq[1:] != uniq[:-1])))
+        pair = uniq[starts]
+        post_terms = (pair // n_slots).astype(np.int32)
+        post_slots = (pair % n_slots).astype(np.int32)
+        tf = np.zeros((len(starts), n_fields), dtype=_tf_dtype(int(counts.max())))
+        if field_col is None:
+            tf[:, 0] = counts
+        else:
+            row = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(uniq))))
+            tf[row, field_col] = counts
+        return cls.from_postings(post_terms, post_slots, tf, n_terms, presorted=True)
