@@ -141,6 +141,12 @@ class KnowledgeBase:
         state = self._state()
         return why(t, state.graph, state.rules, limits=limits, alternatives=alternatives)
 
+    def search(self, text: str, **options):
+        """Retrieve knowledge units for free text through a profile (``kb-fast``, ``kb-balanced``,
+        ``kb-thinkingdb``); see :func:`thinkingdb.retrieval.search` for the options."""
+        from .retrieval import search
+        return search(self, text, **options)
+
     def provenance(self, fact: str | Triple) -> list[dict]:
         """Every source, line and unit an asserted fact came from."""
         t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
