@@ -40,31 +40,39 @@ __all__ = [
     "batch_hamming",
     "batch_similarity",
     "popcount",
+    "popcount_table",
     "tie_break_vector",
 ]
 
-if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+_BYTE_COUNTS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
-    def popcount(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
-        """Set bits of each ``uint64`` word (``np.bitwise_count``; a lookup table on numpy < 2).
 
-        >>> popcount(np.array([0, 1, 2**64 - 1], dtype=np.uint64)).tolist()
-        [0, 1, 64]
-        """
-        return np.bitwise_count(words, out=out)
+def popcount_table(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
+    """Set bits of each ``uint64`` word through a 256-entry byte table (for numpy < 2.0).
 
-else:  # pragma: no cover - exercised only on numpy 1.x
-    _BYTE_COUNTS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+    >>> popcount_table(np.array([0, 1, 2**64 - 1], dtype=np.uint64)).tolist()
+    [0, 1, 64]
+    """
+    arr = np.ascontiguousarray(words, dtype=np.uint64)
+    per_byte = _BYTE_COUNTS[arr.view(np.uint8)].reshape(arr.shape + (8,))
+    return per_byte.sum(axis=-1, dtype=np.uint8, out=out)
 
-    def popcount(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
-        """Set bits of each ``uint64`` word (``np.bitwise_count``; a lookup table on numpy < 2).
 
-        >>> popcount(np.array([0, 1, 2**64 - 1], dtype=np.uint64)).tolist()
-        [0, 1, 64]
-        """
-        arr = np.ascontiguousarray(words, dtype=np.uint64)
-        per_byte = _BYTE_COUNTS[arr.view(np.uint8)].reshape(arr.shape + (8,))
-        return per_byte.sum(axis=-1, dtype=np.uint8, out=out)
+def _popcount_native(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
+    return np.bitwise_count(words, out=out)  # type: ignore[no-any-return]
+
+
+_HAVE_BITWISE_COUNT = hasattr(np, "bitwise_count")  # numpy >= 2.0
+_popcount = _popcount_native if _HAVE_BITWISE_COUNT else popcount_table
+
+
+def popcount(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
+    """Set bits of each ``uint64`` word: ``np.bitwise_count`` (numpy >= 2.0) or :func:`popcount_table`.
+
+    >>> popcount(np.array([0, 1, 2**64 - 1], dtype=np.uint64)).tolist()
+    [0, 1, 64]
+    """
+    return _popcount(words, out=out)
 
 
 def _same_dim(a: Vector, b: Vector) -> None:
@@ -251,7 +259,7 @@ def _scan(
         else:
             np.take(matrix, rows[s:e], axis=0, out=x)
             np.bitwise_xor(x, query, out=x)
-        popcount(x, out=c)
+        _popcount(x, out=c)
         np.sum(c, axis=1, dtype=np.int32, out=out[s:e])
 
 
