@@ -1,0 +1,91 @@
+"""Normalization of symbols and relations (SPEC §3), with hand-written cases and properties."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from thinkingdb import ValidationError, Vocabulary, compile_source, relation_key, symbol_key
+
+
+@pytest.mark.parametrize("label,key", [
+    ("Secure Execution", "secure_execution"),
+    ("secure-execution", "secure_execution"),
+    ("secure_execution", "secure_execution"),
+    ("  Secure   --  Execution ", "secure_execution"),
+    ('"AchillesIDE"', "achilleside"),
+    ("Straße", "strasse"),          # case folding, not lowercasing
+    ("ＡＢＣ", "abc"),               # NFKC folds full-width letters
+    ("GO:0000088", "go:0000088"),
+    ("café", "café"),
+])
+def test_symbol_keys(label, key):
+    assert symbol_key(label) == key
+
+
+@pytest.mark.parametrize("name", ["dependsOn", "depends-on", "depends on", "DEPENDS_ON", "Depends_On", "depends__on"])
+def test_relation_keys(name):
+    assert relation_key(name) == "depends_on"
+
+
+def test_acronyms_split_sensibly():
+    assert relation_key("HTTPServerOf") == "http_server_of"
+    assert relation_key("isA") == "is_a"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", '""', "--", "_"])
+def test_empty_symbols_are_refused(bad):
+    with pytest.raises(ValidationError):
+        symbol_key(bad)
+
+
+@given(st.text(min_size=1))
+def test_symbol_key_is_idempotent(text):
+    try:
+        key = symbol_key(text)
+    except ValidationError:
+        return
+    assert symbol_key(key) == key
+    assert key == key.strip() and "__" not in key and " " not in key
+
+
+@given(st.text(min_size=1))
+def test_relation_key_is_idempotent(text):
+    try:
+        key = relation_key(text)
+    except ValidationError:
+        return
+    assert relation_key(key) == key
+
+
+def test_aliases_and_inverses_apply_to_whole_file_in_any_order():
+    p = compile_source('''
+        w has_part c.
+        x requires y.
+        relation part_of inverse has_part.
+        alias requires => depends_on.
+        rule r: ?a has_part ?b => ?b inside ?a.
+    ''')
+    assert sorted(str(f.triple) for f, _ in p.facts) == ["c part_of w", "x depends_on y"]
+    (rule, _), = p.rules
+    assert (rule.premises[0].subject.name, rule.premises[0].relation, rule.premises[0].object.name) == ("b", "part_of", "a")
+
+
+def test_conflicting_alias_is_an_error_with_position():
+    from thinkingdb import ParseError
+    with pytest.raises(ParseError) as info:
+        compile_source("alias needs => depends_on.\nalias needs => uses.\n", "v.tdb")
+    d = info.value.diagnostics[0]
+    assert (d.source, d.line, d.column) == ("v.tdb", 2, 7)
+    assert "already maps to 'depends_on'" in d.reason
+
+
+def test_relation_cannot_be_its_own_inverse():
+    from thinkingdb import ParseError
+    with pytest.raises(ParseError, match="its own inverse"):
+        compile_source("relation r inverse r.")
+
+
+def test_vocabulary_orients_inverse_facts():
+    v = Vocabulary()
+    v.add_inverse("part_of", "has_part")
+    assert v.orient("Car", "hasPart", "Wheel") == ("wheel", "part_of", "car")
+    assert v.orient("Wheel", "part of", "Car") == ("wheel", "part_of", "car")
