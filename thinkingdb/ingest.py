@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Sequence
 from .errors import Diagnostic, IngestError, ParseError, ThinkingDBError, ValidationError
 from .language import compile_source
 from .model import Declaration, Fact, Rule, check_unit_float
-from .normalize import Vocabulary
+from .normalize import Vocabulary, relation_key, symbol_key
 from .progress import Progress
 from .store import Store, Unit
 
@@ -41,7 +41,7 @@ class Batch:
     """Part of one source, ready to write."""
 
     source: str
-    facts: list[tuple[Fact, int, str | None]] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)  # (s, r, o, confidence, line, unit_id, detail JSON)
     labels: dict[str, str] = field(default_factory=dict)
     units: list[tuple[Unit, int]] = field(default_factory=list)
     rules: list[tuple[Rule, int]] = field(default_factory=list)
@@ -51,8 +51,18 @@ class Batch:
     size: int = 0  # bytes consumed, for the progress bar
 
     @property
+    def facts(self) -> list[tuple[Fact, int, str | None]]:
+        """The rows as ``(Fact, line, unit_id)``."""
+        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.rows]
+
+    def add_fact(self, fact: Fact, line: int, unit_id: str | None = None, detail: dict | None = None) -> None:
+        """Append a validated fact (``detail``: extra provenance such as a sentence and its span)."""
+        self.rows.append((fact.subject, fact.relation, fact.object, fact.confidence, line, unit_id,
+                          None if detail is None else json.dumps(detail, ensure_ascii=False, sort_keys=True)))
+
+    @property
     def records(self) -> int:
-        return len(self.facts) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+        return len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
 
 
 Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
@@ -104,7 +114,7 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
                 yield batch
                 return
             blanked |= new
-    batch.facts = [(f, line, None) for f, line in program.facts]
+    batch.rows = [(f.subject, f.relation, f.object, f.confidence, line, None, None) for f, line in program.facts]
     batch.labels = program.labels
     batch.rules, batch.declarations, batch.aliases = program.rules, program.declarations, program.aliases
     if not batch.records and not batch.rejects:
@@ -113,52 +123,134 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
 
 
 # -- .tsv --------------------------------------------------------------------------------------------
+BLOCK = 1 << 20  # bytes read at a time by the streaming readers
+_CACHE_MAX = 1 << 18  # symbol keys remembered per TSV file before the memo is cleared (bounded memory)
+
+
+def _blocks(fh) -> Iterator[tuple[bytes, int]]:
+    """Whole lines in blocks of about :data:`BLOCK` bytes: ``(data, number of lines)``."""
+    rest = b""
+    while True:
+        data = fh.read(BLOCK)
+        if not data:
+            if rest:
+                yield rest, 1
+            return
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        rest = data[cut:]
+        yield data[:cut], data.count(b"\n", 0, cut)
+
+
+def _split_tsv(text: str, parts: list[str], source: str, line_no: int) -> Reject:
+    """Describe why a TSV line was refused, pointing at the offending field."""
+    if len(parts) not in (3, 4):
+        return _reject(source, line_no, 1, "expected 3 or 4 tab-separated fields (subject, relation, object, "
+                       f"confidence), found {len(parts)}", text)
+    checks = ((symbol_key, "subject"), (relation_key, "relation"), (symbol_key, "object"))
+    for i, (key, what) in enumerate(checks):
+        col = len("\t".join(parts[:i])) + (2 if i else 1)
+        try:
+            key(parts[i])
+        except ValidationError as exc:
+            return _reject(source, line_no, col, f"{what}: {exc}", text)
+    col = len("\t".join(parts[:3])) + 2
+    try:
+        value = float(parts[3])
+    except ValueError:
+        return _reject(source, line_no, col, f"confidence must be a number, got {parts[3]!r}", text)
+    try:
+        check_unit_float(value, "confidence")
+    except ValidationError as exc:
+        return _reject(source, line_no, col, str(exc), text)
+    return _reject(source, line_no, col, "invalid line", text)  # pragma: no cover - defensive
+
+
 def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     """``subject<TAB>relation<TAB>object[<TAB>confidence]`` per line; ``#`` starts a comment line.
 
-    Streams: memory stays bounded by the chunk size whatever the file size.
+    Streams: the file is read in blocks and yielded in batches of :data:`CHUNK` facts, so memory stays
+    bounded whatever the file size. Symbol and relation keys are memoized per file (the memo is cleared
+    when it grows past :data:`_CACHE_MAX`).
     """
     batch = Batch(source)
+    rows, labels = batch.rows, batch.labels
     seen_any = False
-    orient = vocab.orient
+    skeys: dict[str, str] = {}
+    rkeys: dict[str, tuple[str, bool]] = {}
+    inverses = vocab.inverses
+    line_no = 0
     with open(path, "rb") as fh:
-        for line_no, raw in enumerate(fh, 1):
-            batch.size += len(raw)
-            text, bad = _decode(raw, source, line_no)
-            if bad is not None:
-                batch.rejects.append(bad)
-                continue
-            text = text.rstrip("\r\n")
-            if not text.strip() or text.lstrip().startswith("#"):
-                continue
-            seen_any = True
-            parts = text.split("\t")
-            if len(parts) not in (3, 4):
-                batch.rejects.append(_reject(source, line_no, 1, f"expected 3 or 4 tab-separated fields "
-                                             f"(subject, relation, object, confidence), found {len(parts)}", text))
-                continue
-            try:
-                conf = 1.0
-                if len(parts) == 4:
-                    try:
-                        conf = float(parts[3])
-                    except ValueError:
-                        raise ValidationError(f"confidence must be a number, got {parts[3]!r}") from None
-                    conf = check_unit_float(conf, "confidence")
-                s, r, o = orient(parts[0], parts[1], parts[2])
-            except ValidationError as exc:
-                col = len("\t".join(parts[:3])) + 2 if "confidence" in str(exc) else 1
-                batch.rejects.append(_reject(source, line_no, col, str(exc), text))
-                continue
-            batch.facts.append((Fact(s, r, o, conf), line_no, None))
-            labels = batch.labels
-            if s not in labels:
-                labels[s] = parts[0].strip()
-            if o not in labels:
-                labels[o] = parts[2].strip()
-            if len(batch.facts) >= CHUNK:
-                yield batch
-                batch = Batch(source)
+        for data, count in _blocks(fh):
+            batch.size += len(data)
+            text = None
+            if b"\x00" not in data:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+            if text is None:  # find the offending line(s), keep the good ones
+                lines = []
+                for k, raw in enumerate(data.split(b"\n")[:count if data.endswith(b"\n") else count + 1]):
+                    t, bad = _decode(raw, source, line_no + k + 1)
+                    if bad is not None:
+                        batch.rejects.append(bad)
+                        lines.append("#")
+                    else:
+                        lines.append(t)
+            else:
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()
+            for text in lines:
+                line_no += 1
+                if text.endswith("\r"):
+                    text = text[:-1]
+                if not text or text[0] == "#" or (text[0] in " \t\f\v" and (not text.strip()
+                                                                            or text.lstrip()[0] == "#")):
+                    continue
+                seen_any = True
+                parts = text.split("\t")
+                n = len(parts)
+                try:
+                    if n == 3:
+                        s, r, o = parts
+                        conf = 1.0
+                    elif n == 4:
+                        s, r, o, c = parts
+                        conf = float(c)
+                        if not 0.0 <= conf <= 1.0:
+                            raise ValueError
+                    else:
+                        raise ValueError
+                    ks = skeys.get(s)
+                    if ks is None:
+                        if len(skeys) > _CACHE_MAX:
+                            skeys.clear()
+                        ks = skeys[s] = symbol_key(s)
+                        labels.setdefault(ks, s.strip())
+                    ko = skeys.get(o)
+                    if ko is None:
+                        ko = skeys[o] = symbol_key(o)
+                        labels.setdefault(ko, o.strip())
+                    rel = rkeys.get(r)
+                    if rel is None:
+                        k = vocab.relation(r)
+                        rel = rkeys[r] = (inverses.get(k, k), k in inverses)
+                except ValueError:  # ValidationError is a ValueError too
+                    batch.rejects.append(_split_tsv(text, parts, source, line_no))
+                    continue
+                if rel[1]:
+                    rows.append((ko, rel[0], ks, conf, line_no, None, None))
+                else:
+                    rows.append((ks, rel[0], ko, conf, line_no, None, None))
+                if len(rows) >= CHUNK:
+                    yield batch
+                    batch = Batch(source)
+                    rows, labels = batch.rows, batch.labels
     if not seen_any and not batch.rejects:
         batch.rejects.append(_reject(source, 1, 1, "the file holds no triples", ""))
     yield batch
@@ -268,7 +360,8 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
                 continue
             seen_ids[unit.id] = line_no
             batch.units.append((unit, line_no))
-            batch.facts.extend((f, line_no, unit.id) for f in facts)
+            for f in facts:
+                batch.add_fact(f, line_no, unit.id)
             for k, v in labels.items():
                 batch.labels.setdefault(k, v)
             if len(batch.units) >= CHUNK:
@@ -279,11 +372,29 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     yield batch
 
 
-READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl}
-"""Readers by file extension; other modules register more (Markdown, plain text)."""
+def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Markdown notes, one unit per section (see :mod:`thinkingdb.markdown`)."""
+    from .markdown import read_markdown as reader
+    return reader(path, source, vocab)
+
+
+def read_text(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Plain text through free-text extraction (see :mod:`thinkingdb.extract`)."""
+    from .markdown import read_text as reader
+    return reader(path, source, vocab)
+
+
+READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl, ".md": read_markdown,
+                              ".markdown": read_markdown, ".txt": read_text}
+"""Readers by file extension."""
 
 
 def reader_for(path: str) -> Reader:
+    """The reader for a file name, by extension.
+
+    >>> reader_for("notes.md").__name__, reader_for("edges.TSV").__name__
+    ('read_markdown', 'read_tsv')
+    """
     ext = os.path.splitext(path)[1].lower()
     if ext not in READERS:
         raise IngestError([Diagnostic(path, 0, 0, f"unsupported file type {ext or '(none)'!r}; supported: "
@@ -312,32 +423,55 @@ class IngestReport:
 
 def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, rejects_path: str | None = None,
            progress: bool | None = False) -> IngestReport:
-    """Ingest files into ``store`` in one transaction; see the module docstring for the contract."""
+    """Ingest files into ``store`` in one transaction; see the module docstring for the contract.
+
+    A refused ingest raises :class:`IngestError` with every diagnostic and leaves the store file exactly
+    as it was; if the ``Store`` object had just created the file, the file is removed again.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "a.tsv"), "w").write("nginx\\tdependsOn\\topenssl\\t0.9\\n")
+    >>> with Store(os.path.join(d, "kb.sqlite")) as st:
+    ...     ingest(st, [os.path.join(d, "a.tsv")]).to_json()["facts"], [str(f.triple) for f in st.facts()]
+    (1, ['nginx depends_on openssl'])
+    """
     for p in paths:
         if not os.path.isfile(p):
             raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
         reader_for(p)
+    try:
+        return _ingest(store, paths, skip_invalid, rejects_path, progress)
+    except BaseException:
+        store.discard()  # only when this Store object created the file and nothing was ever committed
+        raise
+
+
+def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path: str | None,
+            progress: bool | None) -> IngestReport:
     vocab = store.vocabulary()
     totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
     rejects: list[Reject] = []
     with store.transaction():
         for path in paths:
             source = os.path.normpath(path)
-            store.retract_source(source)
+            kind = os.path.splitext(path)[1].lstrip(".").lower()
+            if store.has_source(source):
+                store.retract_source(source)
+            origin = store.source_id(source, kind)
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
             records = 0
             for batch in reader_for(path)(path, source, vocab):
+                _check_units(store, batch)
                 rejects.extend(batch.rejects)
                 bar.update(batch.size, batch.records)
                 if rejects and not skip_invalid:
                     if len(rejects) > MAX_DIAGNOSTICS:
                         break
                     continue  # keep reading to report every error; nothing will be committed
-                _write(store, batch, totals)
+                _write(store, origin, batch, totals)
                 records += batch.records
             bar.done()
-            if not rejects or skip_invalid:
-                store.record_source(source, os.path.splitext(path)[1].lstrip("."), records)
+            store.record_source(source, kind, records)
         if rejects and not skip_invalid:
             raise IngestError([r.diagnostic for r in rejects])
     if rejects and rejects_path:
@@ -349,13 +483,33 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
                         rejects_path if rejects else None)
 
 
-def _write(store: Store, batch: Batch, totals: dict[str, int]) -> None:
+def _check_units(store: Store, batch: Batch) -> None:
+    """Refuse units whose id another source already holds (retract that source first)."""
+    if not batch.units:
+        return
+    owners = store.unit_owner([u.id for u, _ in batch.units])
+    if not owners:
+        return
+    keep = []
+    for u, line in batch.units:
+        if u.id in owners:
+            batch.rejects.append(_reject(batch.source, line, 1, f"unit id {u.id!r} already belongs to source "
+                                         f"{owners[u.id]!r}", u.id))
+        else:
+            keep.append((u, line))
+    batch.units = keep
+    batch.rows = [r for r in batch.rows if r[5] not in owners]
+
+
+def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> None:
     src = batch.source
-    store.add_labels(batch.labels)
-    totals["facts"] += store.add_facts((f, src, line, unit) for f, line, unit in batch.facts)
+    if batch.labels:
+        store.add_label_rows(origin, batch.labels.items())
     if batch.units:
-        store.add_units(batch.units)
+        store.add_units(batch.units, src)
         totals["units"] += len(batch.units)
+    if batch.rows:
+        totals["facts"] += store.add_fact_rows(origin, batch.rows)
     if batch.rules:
         store.add_rules((r, src, line) for r, line in batch.rules)
         totals["rules"] += len(batch.rules)
@@ -368,4 +522,4 @@ def _write(store: Store, batch: Batch, totals: dict[str, int]) -> None:
 
 
 __all__ = ["Batch", "IngestReport", "READERS", "Reject", "ingest", "parse_unit", "reader_for",
-           "read_jsonl", "read_tdb", "read_tsv", "ThinkingDBError"]
+           "read_jsonl", "read_markdown", "read_tdb", "read_text", "read_tsv", "ThinkingDBError"]
