@@ -75,6 +75,12 @@ class BM25Index:
     (3, True)
     """
 
+    # Compaction thresholds (documents): the delta is folded into the main segment
+    # beyond max(_DELTA_MIN, N/8) documents, dead slots are dropped beyond
+    # max(_DEAD_MIN, live/4). Tests lower them to exercise compaction.
+    _DELTA_MIN = 1024
+    _DEAD_MIN = 1024
+
     def __init__(
         self,
         field_weights: Mapping[str, float] | None = None,
@@ -254,7 +260,7 @@ class BM25Index:
         self._delta_docs[slot] = (terms, cols)
         self._delta = None
         self._version += 1
-        if len(self._delta_docs) > max(1024, min(self._n_live // 8, 8192)):
+        if len(self._delta_docs) > max(self._DELTA_MIN, min(self._n_live // 8, 8192)):
             self._compact()
 
     def update(self, doc_id: str, fields: Fields) -> None:
@@ -291,7 +297,7 @@ class BM25Index:
         else:
             self._dead_main += 1
         self._version += 1
-        if self._dead_main > max(1024, (self._main_end - self._dead_main) // 4):
+        if self._dead_main > max(self._DEAD_MIN, (self._main_end - self._dead_main) // 4):
             self._compact()
 
     def rebuild(self, documents: Iterable[tuple[str, Fields]]) -> None:

@@ -1,0 +1,273 @@
+"""BM25F index: hand-computed scores, a naive oracle, incremental updates, filters, role boost."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lexical import (
+    DEFAULT_FIELD_WEIGHTS,
+    BM25Index,
+    BM25Params,
+    Hit,
+    LexicalError,
+    Tokenizer,
+)
+from lexical.errors import DocumentError, FieldError, ParameterError, UnknownDocumentError
+
+from strategies_lexical import FIELDS, WORDS, field_docs, naive_bm25f, ops, plain_docs, queries
+
+PLAIN_TOK = Tokenizer(stem=False, stopwords=[])
+WEIGHTS = {"topic": 1.5, "claim": 1.0, "role": 0.5, "condition": 0.6, "text": 1.0}
+
+
+def plain_index(**kw) -> BM25Index:
+    return BM25Index(field_weights={"text": 1.0}, tokenizer=PLAIN_TOK, **kw)
+
+
+def assert_same_ranking(ours: list[Hit], expected: list[tuple[str, float]]) -> None:
+    """Same scores position by position; ids equal except inside groups of (nearly) equal scores."""
+    assert len(ours) == len(expected)
+    for hit, (_, score) in zip(ours, expected):
+        assert hit.score == pytest.approx(score, rel=1e-9, abs=1e-12)
+    i = 0
+    while i < len(expected):
+        j = i + 1
+        while j < len(expected) and math.isclose(expected[j][1], expected[i][1], rel_tol=1e-9):
+            j += 1
+        assert {h.doc_id for h in ours[i:j]} == {d for d, _ in expected[i:j]}
+        i = j
+
+
+# --------------------------------------------------------------- hand-computed
+
+
+def test_three_documents_by_hand() -> None:
+    idx = plain_index()
+    idx.rebuild([("d1", "apple banana apple"), ("d2", "banana cherry"), ("d3", "cherry date elder fig")])
+    # N = 3, dl = 3, 2, 4, avgdl = 9 / 3 = 3, k1 = 1.2, b = 0.75
+    idf_apple = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # df 1: ln(8/3) = 0.98083
+    idf_cherry = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df 2: ln(1.6) = 0.47000
+    d1 = idf_apple * (2 * 2.2) / (2 + 1.2 * (0.25 + 0.75 * 3 / 3))  # tf 2, dl 3: 4.4 / 3.2
+    d2 = idf_cherry * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 3))  # tf 1, dl 2: 2.2 / 1.9
+    d3 = idf_cherry * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 4 / 3))  # tf 1, dl 4: 2.2 / 2.5
+    assert (round(d1, 6), round(d2, 6), round(d3, 6)) == (1.348640, 0.544215, 0.413603)
+    hits = idx.search("apple cherry")
+    assert [h.doc_id for h in hits] == ["d1", "d2", "d3"]
+    assert [h.score for h in hits] == pytest.approx([d1, d2, d3], rel=1e-12)
+    # a repeated query term counts with its query frequency
+    assert idx.search("apple apple")[0].score == pytest.approx(2 * d1, rel=1e-12)
+    assert idx.search("zebra") == [] and idx.search("") == []
+
+
+def test_two_fields_by_hand() -> None:
+    idx = BM25Index(tokenizer=PLAIN_TOK)
+    idx.add("u1", {"topic": "sandbox", "claim": "sandbox runs code"})
+    idx.add("u2", {"claim": "code review"})
+    # N = 2, df(sandbox) = 1: idf = ln(1 + 1.5/1.5) = ln 2
+    # avgdl topic = 1 (only u1 has a topic), avgdl claim = (3 + 2) / 2 = 2.5
+    topic = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 1 / 1))  # = 1.0
+    claim = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 3 / 2.5))  # = 2.2 / 2.38
+    expected = math.log(2) * (1.5 * topic + 1.0 * claim)
+    assert idx.search("sandbox") == [Hit("u1", pytest.approx(expected, rel=1e-12))]
+    stats = idx.stats()
+    # tokens: sandbox | sandbox runs code | code review; distinct: sandbox runs code review
+    assert (stats.total_docs, stats.total_terms, stats.vocabulary_size) == (2, 6, 4)
+    assert stats.avg_field_lengths["topic"] == 1.0 and stats.avg_field_lengths["claim"] == 2.5
+
+
+def test_default_weights_are_the_seed() -> None:
+    assert dict(DEFAULT_FIELD_WEIGHTS) == {
+        "topic": 1.5, "claim": 1.0, "procedure": 1.0, "utility_acts": 0.8,
+        "utility_note": 0.6, "condition": 0.6, "role": 0.5, "text": 1.0,
+    }
+    p = BM25Index().params
+    assert (p.k1, p.b, p.role_boost) == (1.2, 0.75, 1.3)
+
+
+# ---------------------------------------------------------------- naive oracle
+
+
+@given(plain_docs, queries)
+def test_plain_matches_naive(texts: list[str], query: str) -> None:
+    docs = {f"d{i}": {"text": t} for i, t in enumerate(texts)}
+    idx = plain_index()
+    idx.rebuild((d, f["text"]) for d, f in docs.items())
+    expected = naive_bm25f(docs, query, PLAIN_TOK, {"text": 1.0})
+    assert_same_ranking(idx.search(query, k=len(docs)), expected)
+
+
+@given(st.lists(field_docs, min_size=1, max_size=10), queries, st.integers(1, 4))
+def test_fields_match_naive_and_topk_is_a_prefix(fields: list[dict], query: str, k: int) -> None:
+    docs = {f"d{i}": f for i, f in enumerate(fields)}
+    idx = BM25Index(field_weights=WEIGHTS, tokenizer=PLAIN_TOK)
+    idx.rebuild(docs.items())
+    expected = naive_bm25f(docs, query, PLAIN_TOK, WEIGHTS)
+    full = idx.search(query, k=len(docs))
+    assert_same_ranking(full, expected)
+    assert idx.search(query, k=k) == full[:k]
+
+
+def test_topk_on_a_larger_corpus_matches_naive() -> None:
+    import random
+
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(60)]
+    docs = {f"doc{i:03d}": {"text": " ".join(rng.choices(vocab, k=rng.randint(1, 30)))} for i in range(300)}
+    idx = plain_index()
+    idx.rebuild((d, f["text"]) for d, f in docs.items())
+    for _ in range(30):
+        query = " ".join(rng.choices(vocab, k=rng.randint(1, 5)))
+        expected = naive_bm25f(docs, query, PLAIN_TOK, {"text": 1.0})
+        ours = idx.search(query, k=10)
+        assert [h.doc_id for h in ours] == [d for d, _ in expected[:10]]
+        assert [h.score for h in ours] == pytest.approx([s for _, s in expected[:10]], rel=1e-9)
+
+
+# --------------------------------------------------------- incremental updates
+
+
+def apply(idx: BM25Index, operations: list, live: dict) -> None:
+    for op, key, fields in operations:
+        if op in ("add", "update"):
+            getattr(idx, op)(key, fields)
+            live[key] = fields
+        elif op == "remove":
+            if key in live:
+                idx.remove(key)
+                del live[key]
+            else:
+                with pytest.raises(UnknownDocumentError):
+                    idx.remove(key)
+        else:
+            idx.search(key, k=3)  # refreshes impacts mid-sequence
+
+
+@given(ops, st.booleans(), st.booleans())
+def test_incremental_equals_rebuild(operations: list, seed_first: bool, eager_compaction: bool) -> None:
+    idx = BM25Index(field_weights=WEIGHTS, tokenizer=PLAIN_TOK)
+    if eager_compaction:
+        idx._DELTA_MIN = 2
+        idx._DEAD_MIN = 1
+    live: dict = {}
+    if seed_first:
+        seed = {f"d{i}": {"claim": " ".join(WORDS[i : i + 3])} for i in range(0, 10, 2)}
+        idx.rebuild(seed.items())
+        live.update(seed)
+    apply(idx, operations, live)
+    fresh = BM25Index(field_weights=WEIGHTS, tokenizer=PLAIN_TOK)
+    fresh.rebuild(sorted(live.items()))
+    assert len(idx) == len(fresh) == len(live)
+    assert sorted(idx) == sorted(live)
+    assert idx.stats() == fresh.stats()
+    for query in [*WORDS, "alpha bravo", "charlie delta echo", "golf golf hotel"]:
+        assert idx.search(query, k=20) == fresh.search(query, k=20)
+        assert idx.search(query, k=20, boost_role="alpha") == fresh.search(query, k=20, boost_role="alpha")
+
+
+def test_readding_replaces_and_removal_leaves_no_trace() -> None:
+    idx = plain_index()
+    idx.rebuild([("a", "red fox"), ("b", "blue whale")])
+    before = idx.stats()
+    idx.add("c", "red red panda")
+    idx.add("c", "green turtle")
+    assert idx.search("panda") == [] and idx.document_frequency("red") == 1
+    idx.remove("c")
+    assert idx.stats() == before
+    assert idx.search("turtle") == [] and "c" not in idx
+
+
+def test_many_single_adds_compact_and_match_rebuild() -> None:
+    idx = plain_index()
+    idx._DELTA_MIN = 16
+    idx._DEAD_MIN = 8
+    docs = {f"d{i}": " ".join(WORDS[j % 10] for j in range(i % 7, i % 7 + 1 + i % 5)) for i in range(200)}
+    for d, text in docs.items():
+        idx.add(d, text)
+    for i in range(0, 200, 3):
+        idx.remove(f"d{i}")
+        del docs[f"d{i}"]
+    assert not idx._delta_docs or len(idx._delta_docs) <= 200
+    fresh = plain_index()
+    fresh.rebuild(docs.items())
+    for w in WORDS:
+        assert idx.search(w, k=50) == fresh.search(w, k=50)
+
+
+# ---------------------------------------------------------- filters and roles
+
+
+@given(st.lists(field_docs, min_size=1, max_size=10), queries, st.sets(st.integers(0, 11)))
+def test_allowed_filters_before_topk(fields: list[dict], query: str, allowed_idx: set[int]) -> None:
+    docs = {f"d{i}": f for i, f in enumerate(fields)}
+    allowed = {f"d{i}" for i in allowed_idx}
+    idx = BM25Index(field_weights=WEIGHTS, tokenizer=PLAIN_TOK)
+    idx.rebuild(docs.items())
+    full = idx.search(query, k=100)
+    filtered = idx.search(query, k=3, allowed=allowed)
+    assert all(h.doc_id in allowed for h in filtered)
+    assert filtered == [h for h in full if h.doc_id in allowed][:3]
+
+
+def test_role_boost_multiplies_matching_role() -> None:
+    idx = BM25Index(tokenizer=PLAIN_TOK)
+    idx.rebuild([("p", {"role": "Procedure", "claim": "restart server"}), ("f", {"role": "fact", "claim": "restart server"})])
+    plain = {h.doc_id: h.score for h in idx.search("restart")}
+    assert plain["p"] == plain["f"]
+    boosted = idx.search("restart", boost_role="procedure")
+    assert boosted[0] == Hit("p", pytest.approx(plain["p"] * 1.3, rel=1e-12))
+    assert boosted[1] == Hit("f", plain["f"])
+    assert idx.search("restart", boost_role="unknown role") == idx.search("restart")
+
+
+def test_search_many_equals_search() -> None:
+    idx = plain_index()
+    idx.rebuild([(f"d{i}", " ".join(WORDS[i % 10 : i % 10 + 3])) for i in range(40)])
+    qs = ["alpha", "bravo charlie", "nothing", "juliet alpha alpha"]
+    assert idx.search_many(qs, k=5) == [idx.search(q, k=5) for q in qs]
+    assert idx.search_many(qs, k=5, allowed={"d1", "d2"}) == [idx.search(q, k=5, allowed={"d1", "d2"}) for q in qs]
+
+
+# -------------------------------------------------------------------- errors
+
+BAD_INPUTS = [
+    (lambda: BM25Index(k1=-1), ParameterError, "k1 must be >= 0"),
+    (lambda: BM25Index(b=1.5), ParameterError, "b must be in [0, 1]"),
+    (lambda: BM25Index(k1=float("inf")), ParameterError, "k1 must be finite"),
+    (lambda: BM25Index(role_boost=float("nan")), ParameterError, "role_boost must be finite"),
+    (lambda: BM25Index(field_weights={"topic": 0}), ParameterError, "field_weights['topic'] must be > 0"),
+    (lambda: BM25Index(field_weights={"topic": float("nan")}), ParameterError, "field_weights['topic'] must be finite"),
+    (lambda: BM25Index(field_weights={}), ParameterError, "at least one field"),
+    (lambda: BM25Index().add("x", {"colour": "red"}), FieldError, "unknown field 'colour'"),
+    (lambda: BM25Index().add(3, "text"), DocumentError, "doc_id must be str"),  # type: ignore[arg-type]
+    (lambda: BM25Index().add("x", {"claim": 5}), DocumentError, "field 'claim' must be str"),
+    (lambda: BM25Index().remove("nope"), UnknownDocumentError, "no document with id 'nope'"),
+    (lambda: BM25Index().search("x", k=-1), ParameterError, "k must be an int >= 0"),
+    (lambda: BM25Index().search("x", allowed="abc"), DocumentError, "not one str"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), BAD_INPUTS)
+def test_errors(call, error: type, message: str) -> None:
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+    assert isinstance(info.value, LexicalError)
+
+
+def test_params_are_frozen_and_hashable() -> None:
+    p = BM25Params(field_weights={"b": 2, "a": 1})
+    assert p.field_weights == (("a", 1.0), ("b", 2.0))
+    assert hash(p) == hash(BM25Params(field_weights={"a": 1.0, "b": 2.0}))
+    with pytest.raises(AttributeError):
+        p.k1 = 2.0  # type: ignore[misc]
+
+
+def test_field_value_lists_are_joined() -> None:
+    idx = BM25Index(tokenizer=PLAIN_TOK)
+    idx.add("u", {"utility_acts": ["isolate", "execute"], "claim": None})
+    assert [h.doc_id for h in idx.search("execute")] == ["u"]
+    assert idx.stats().total_terms == 2
