@@ -40,6 +40,7 @@ from .ops import (
     popcount,
     similarity,
     tie_break_vector,
+    top_k,
     unbind,
 )
 from .params import DEFAULT_DIM, DEFAULT_SEED, HDCParams
@@ -92,6 +93,7 @@ __all__ = [
     "random_vector",
     "similarity",
     "tie_break_vector",
+    "top_k",
     "unbind",
     "unpack_bits",
     "zeros",

@@ -39,6 +39,7 @@ __all__ = [
     "similarity",
     "batch_hamming",
     "batch_similarity",
+    "top_k",
     "popcount",
     "popcount_table",
     "tie_break_vector",
@@ -251,6 +252,8 @@ def _scan(
     words = matrix.shape[1]
     xor_buf = np.empty((block, words), dtype=np.uint64)
     count_buf = np.empty((block, words), dtype=np.uint8)
+    narrow = words * 64 < 1 << 16  # row sums fit uint16: einsum's uint16 reduction is the fastest numpy has
+    sum_buf = np.empty(block, dtype=np.uint16)
     for s in range(start, stop, block):
         e = min(s + block, stop)
         x, c = xor_buf[: e - s], count_buf[: e - s]
@@ -260,7 +263,11 @@ def _scan(
             np.take(matrix, rows[s:e], axis=0, out=x)
             np.bitwise_xor(x, query, out=x)
         _popcount(x, out=c)
-        np.sum(c, axis=1, dtype=np.int32, out=out[s:e])
+        if narrow:
+            np.einsum("ij->i", c, out=sum_buf[: e - s], dtype=np.uint16, casting="unsafe")
+            out[s:e] = sum_buf[: e - s]
+        else:
+            np.sum(c, axis=1, dtype=np.int32, out=out[s:e])
 
 
 def batch_hamming(
@@ -326,3 +333,37 @@ def batch_similarity(
     """
     dist = batch_hamming(query, matrix, rows=rows, workers=workers)
     return 1.0 - dist / (np.shape(matrix)[1] * 64)
+
+
+def top_k(
+    query: Vector,
+    matrix: npt.NDArray[np.uint64],
+    k: int,
+    *,
+    rows: npt.ArrayLike | None = None,
+    workers: int | None = None,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int32]]:
+    """The ``k`` rows nearest to ``query`` (smallest Hamming distance; ties by scan position).
+
+    Returns ``(row_numbers, distances)``, nearest first; with ``rows`` the row numbers are taken
+    from it (only those rows are scanned).
+
+    >>> m = np.array([[7], [1], [0], [1]], dtype=np.uint64)
+    >>> idx, dist = top_k(np.array([1], dtype=np.uint64), m, 3)
+    >>> idx.tolist(), dist.tolist()
+    ([1, 3, 2], [0, 0, 1])
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"k must be an int >= 0, got {k!r}")
+    dist = batch_hamming(query, matrix, rows=rows, workers=workers)
+    n = dist.shape[0]
+    if k < n:
+        # the k-th smallest distance; every row at or below it is a candidate, ties resolved below
+        kth = np.partition(dist, k - 1)[k - 1] if k else -1
+        cand = np.flatnonzero(dist <= kth)
+    else:
+        cand = np.arange(n)
+    order = np.lexsort((cand, dist[cand]))[:k]
+    picked = cand[order]
+    ids = picked if rows is None else np.asarray(rows, dtype=np.intp).reshape(-1)[picked]
+    return ids.astype(np.intp), dist[picked]

@@ -187,6 +187,12 @@ def test_batch_hamming_matches_a_naive_oracle(monkeypatch, threads):
     assert batch_hamming(q, m, rows=rows, workers=2 if threads else 1).tolist() == [naive_hamming(q, m)[r] for r in rows]
 
 
+def test_batch_hamming_of_very_wide_vectors_uses_wide_sums():
+    m = random_matrix(["a", "b"], 65536)  # row sums may exceed uint16
+    q = m[0] ^ np.uint64(2**64 - 1)  # the complement: all 65,536 bits differ from row 0
+    assert batch_hamming(q, m).tolist() == [65536, naive_hamming(q, m)[1]]
+
+
 def test_batch_similarity_matches_similarity():
     m = random_matrix(["a", "b", "c"])
     sims = batch_similarity(random_vector("b"), m)
