@@ -89,11 +89,10 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
     plan = fast_path_plan(rules, limits, alternatives)
-    if plan is not None:
-        res = run_transitive(g, ids, rules, plan, scope, deadline)
-        if res.truncated is None:
-            res.truncated = truncated
-        res.stats = ClosureStats("transitive", res.asserted_in_scope, len(res.derived), 1, 0,
+    res = None if plan is None else run_transitive(g, ids, rules, plan, scope, deadline)
+    if res is not None:
+        res.truncated = res.truncated or truncated
+        res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
