@@ -120,12 +120,12 @@ def cmd_why(args) -> int:
             else:
                 sys.stdout.write("does not follow from the facts and rules within the bounds\n")
             return EXIT_NO_ANSWER
-        leaves = _asserted_leaves(proof)
+        leaves = proof.leaves()
         prov = {str(t): kb.store.provenance(t) for t in leaves}
         if fmt == "json":
             sys.stdout.write(json.dumps({"proof": proof.to_json(), "provenance": prov}, ensure_ascii=False) + "\n")
         elif fmt == "dot":
-            sys.stdout.write(proof.to_dot())
+            sys.stdout.write(proof.to_dot(kb.labels()))
         else:
             sys.stdout.write(proof.to_text(kb.labels()).rstrip("\n") + "\n")
             if args.sources:
@@ -134,17 +134,6 @@ def cmd_why(args) -> int:
                         where = f"{row['source']}:{row['line']}" + (f" (unit {row['unit_id']})" if row["unit_id"] else "")
                         sys.stdout.write(f"  source of {fact}: {where} @{row['confidence']:g}\n")
     return EXIT_OK
-
-
-def _asserted_leaves(proof) -> list:
-    out, stack = [], [proof]
-    while stack:
-        p = stack.pop()
-        premises = getattr(p, "premises", ())
-        if not premises:
-            out.append(p.triple)
-        stack.extend(premises)
-    return sorted(set(out))
 
 
 def cmd_stats(args) -> int:
