@@ -243,7 +243,7 @@ class BM25Index:
         texts = self._field_texts(doc_id, fields)
         per_field = [(col, self._ids_of_words(self.tokenizer.words(text))) for col, text in texts]
         if doc_id in self._slot_of:
-            self.remove(doc_id)
+            self._drop(doc_id)  # no compaction here: it would renumber the term ids above
         nf = len(self._fields)
         dl = [0] * nf
         for col, ids in per_field:
@@ -260,8 +260,7 @@ class BM25Index:
         self._delta_docs[slot] = (terms, cols)
         self._delta = None
         self._version += 1
-        if len(self._delta_docs) > max(self._DELTA_MIN, min(self._n_live // 8, 8192)):
-            self._compact()
+        self._maybe_compact()
 
     def update(self, doc_id: str, fields: Fields) -> None:
         """Replace a document (same as :meth:`add`; an unknown id is simply added).
@@ -282,6 +281,10 @@ class BM25Index:
         ...
         lexical.errors.UnknownDocumentError: no document with id 'd'
         """
+        self._drop(doc_id)
+        self._maybe_compact()
+
+    def _drop(self, doc_id: str) -> None:
         slot = self._slot_of.pop(doc_id, None)
         if slot is None:
             raise UnknownDocumentError(f"no document with id {doc_id!r}")
@@ -297,7 +300,11 @@ class BM25Index:
         else:
             self._dead_main += 1
         self._version += 1
-        if self._dead_main > max(self._DEAD_MIN, (self._main_end - self._dead_main) // 4):
+
+    def _maybe_compact(self) -> None:
+        if len(self._delta_docs) > max(self._DELTA_MIN, min(self._n_live // 8, 8192)) or self._dead_main > max(
+            self._DEAD_MIN, (self._main_end - self._dead_main) // 4
+        ):
             self._compact()
 
     def rebuild(self, documents: Iterable[tuple[str, Fields]]) -> None:

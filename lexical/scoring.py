@@ -86,6 +86,10 @@ def field_sum(
     dl = np.asarray(dl)
     avg = np.asarray(avgdl, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
+    if tf.shape[1] == 1:  # same arithmetic as the loop below, fewer temporaries
+        tff = tf[:, 0].astype(np.float64)
+        den = tff + k1 * (1.0 - b + b * (dl[:, 0] / avg[0]))
+        return w[0] * (tff * (k1 + 1.0) / den)
     out = np.zeros(tf.shape[0], dtype=np.float64)
     for f in range(tf.shape[1]):
         tff = tf[:, f].astype(np.float64)
