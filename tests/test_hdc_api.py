@@ -62,6 +62,14 @@ def test_doctests(module):
     assert result.failed == 0
 
 
+def test_the_user_documentation_examples_run():
+    doc = HDC_DIR.parent / "docs" / "hdc.md"
+    if not doc.exists():
+        pytest.skip("docs/ not shipped with this checkout")
+    result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 5
+
+
 def test_modules_stay_small():
     for module in MODULES:
         lines = (HDC_DIR / f"{module}.py").read_text(encoding="utf-8").count("\n")
