@@ -204,8 +204,21 @@ def _order(patterns: tuple[QueryPattern, ...]) -> list[int]:
     return order
 
 
+def _nullable(path: Path) -> bool:
+    """Can the path match zero steps (then every symbol of the graph relates to itself)?"""
+    if isinstance(path, PathRel):
+        return False
+    if isinstance(path, PathInv):
+        return _nullable(path.path)
+    if isinstance(path, PathSeq):
+        return all(_nullable(p) for p in path.parts)
+    if isinstance(path, PathAlt):
+        return any(_nullable(p) for p in path.options)
+    return path.min == 0 or _nullable(path.path)
+
+
 def _all_starts(view, path: Path) -> list[int]:
-    if isinstance(path, PathRepeat) and path.min == 0:
+    if _nullable(path):
         return list(range(len(view.g._syms)))
     first = _relations(path)
     out: set[int] = set()
