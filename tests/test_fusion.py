@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from thinkingdb.fusion import (apply_thresholds, bm25_ideal, normalize_bm25, rank, rrf_fusion,
+from thinkingdb.fusion import (apply_thresholds, bm25_ideal, normalize_bm25, normalize_hdc, rank, rrf_fusion,
                                weighted_fusion)
 
 W = {"bm25": 1.0, "hdc": 0.7, "closure": 0.85}
@@ -73,3 +73,9 @@ def test_pinned_units_survive_thresholds_and_the_cut():
     ranked = [("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.05)]
     kept, _ = apply_thresholds(ranked, min_score=0.3, gap=0.5, max_results=2, pinned={"d"})
     assert kept == [("a", 1.0), ("d", 0.05)]
+
+
+def test_hdc_normalization_by_hand():
+    assert normalize_hdc(0.1) == pytest.approx(math.tanh(0.4))     # 0.3799
+    assert normalize_hdc(0.5) == pytest.approx(math.tanh(2.0))     # 0.9640
+    assert normalize_hdc(0.0) == 0.0 and normalize_hdc(-0.2) == 0.0

@@ -10,7 +10,10 @@ even when it is noise, and no query could ever abstain):
   its claim only scores ``tanh(2/3) ≈ 0.58``; one matching a third of the query's idf mass ≈ 0.2.
   Query terms that no visible unit contains count in ``ideal`` with ``df = 0``, so asking for an
   unknown code lowers every score instead of promoting partial matches.
-* HDC: the lane's final score is already ``max(0, 2(sim − 0.5))``-based, 0 at chance: used as is.
+* HDC: the lane's final score is ``max(0, 2(sim − 0.5))``-based, 0 at chance (noise ≈ 0.016 per
+  field) but rarely above 0.7 (the role term counts only when a role is asked for, acts seldom match):
+  ``tanh(score / 0.25)``; 0.25 is about what a unit whose topic or claim shares most of the query's
+  words scores, so such a unit normalizes to ≈ 0.76, a misspelled match (≈ 0.1) to ≈ 0.38.
 * Closure: a proof score (product of confidences and rule weights) is in ``[0, 1]``: used as is.
 
 Fusion (SPEC §7, issue 6): ``fused = Σ_lane weight_lane · norm_lane + agreement`` where the
@@ -28,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["bm25_ideal", "normalize_bm25", "clip01", "weighted_fusion", "rrf_fusion", "rank",
+__all__ = ["bm25_ideal", "normalize_bm25", "normalize_hdc", "HDC_SCALE", "clip01", "weighted_fusion", "rrf_fusion", "rank",
            "apply_thresholds"]
 
 
@@ -52,6 +55,18 @@ def normalize_bm25(raw: float, ideal: float) -> float:
     if ideal <= 0 or raw <= 0:
         return 0.0
     return math.tanh(raw / ideal)
+
+
+HDC_SCALE = 0.25
+
+
+def normalize_hdc(score: float, scale: float = HDC_SCALE) -> float:
+    """``tanh(score / scale)`` in ``[0, 1)``; 0 for a score at or below chance.
+
+    >>> round(normalize_hdc(0.25), 6), normalize_hdc(0.0)    # tanh(1)
+    (0.761594, 0.0)
+    """
+    return math.tanh(score / scale) if score > 0 else 0.0
 
 
 def clip01(x: float) -> float:

@@ -1,0 +1,265 @@
+"""The retrieval pipeline: one function, three profiles (SPEC §7, issue 6).
+
+    access filter → seed lanes (BM25; HDC when escalated) → bounded closure from the seeds (when the
+    profile's expansion depth > 0) → fusion → min score → gap threshold → max results
+
+* **Access first.** The caller's view (acl tags, region, as-of date; :mod:`thinkingdb.access`) decides
+  which units exist for this search. BM25 searches an index built from the view's units only, so
+  hidden text changes neither scores nor their order; HDC is searched with ``allowed`` = the view;
+  the closure runs on the facts the view may see (:mod:`thinkingdb.lanes`). Results, proofs and the
+  trace therefore only ever name visible units and facts.
+* **Escalation.** With ``hdc = "escalate"`` HDC runs only when fewer than ``min_acceptable`` BM25 hits
+  reach ``min_score`` after normalization (:mod:`thinkingdb.fusion`); the trace says whether it ran.
+* **Closure lane.** See :mod:`thinkingdb.expansion`: seeds are the best lane units (those reaching
+  ``min_score``, at most ``closure.seed_units``) and the query's symbols.
+* **Trace.** Unit ids, ranks and per-lane scores, the profile and its parameters, index versions,
+  escalation, closure bounds and ``truncated``, and per-stage timings — never a unit's text.
+
+>>> import tempfile, os, json
+>>> d = tempfile.mkdtemp(); src = os.path.join(d, "units.jsonl")
+>>> _ = open(src, "w").write(json.dumps({"id": "rpl-14", "topic": "Refurbished laptop replacement",
+...     "claim": "Rule RPL-14: damaged refurbished laptops are replaced within 14 days."}) + "\\n")
+>>> from thinkingdb.api import KnowledgeBase
+>>> kb = KnowledgeBase(os.path.join(d, "kb.sqlite")); _ = kb.ingest([src])
+>>> [r.unit_id for r in search(kb, "RPL-14", profile="kb-fast")]
+['rpl-14']
+>>> kb.close()
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+from .access import Caller, parse_date
+from .errors import ThinkingDBError, ValidationError, translate
+from .fusion import (apply_thresholds, bm25_ideal, clip01, normalize_bm25, normalize_hdc, rank, rrf_fusion,
+                     weighted_fusion)
+from .profiles import Profile, get_profile
+
+__all__ = ["search", "Result", "SearchResult", "TRACE_LIMIT"]
+
+TRACE_LIMIT = 50   # hits listed per lane in the trace
+HDC_FLOOR = 0.05   # an HDC score at or below this is chance agreement (noise ~ 0.016 per field)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One returned unit: fused score, each lane's rank and score, and the closure proof if any."""
+
+    unit_id: str
+    score: float
+    lanes: Mapping[str, Mapping[str, Any]]
+    proof: Any = None
+    pinned: bool = False
+
+    def to_json(self) -> dict:
+        out = {"unit_id": self.unit_id, "score": self.score, "lanes": {k: dict(v) for k, v in self.lanes.items()},
+               "proof": None if self.proof is None else self.proof.to_json()}
+        if self.pinned:
+            out["states_answer"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The results, best first, and the trace of the search (SPEC §8 ``search --json`` shape)."""
+
+    results: tuple[Result, ...]
+    trace: dict = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Result]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def ids(self) -> list[str]:
+        return [r.unit_id for r in self.results]
+
+    def to_json(self) -> dict:
+        return {"results": [r.to_json() for r in self.results], "trace": self.trace}
+
+
+def _caller(caller) -> Caller:
+    if caller is None:
+        return Caller()
+    if isinstance(caller, Caller):
+        return caller
+    if isinstance(caller, dict):
+        return Caller.from_json(caller)
+    raise ValidationError(f"caller must be a Caller or a dict with tags and region, got {caller!r}")
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def _bm25_lane(idx, tokenizer, text: str, k: int) -> tuple[list[tuple[str, float, float]], float]:
+    """BM25 hits as ``(id, normalized, raw)`` and the query's ideal score (see :mod:`thinkingdb.fusion`)."""
+    from lexical.scoring import idf
+    n = len(idx)
+    ideal = bm25_ideal(idf(idx.document_frequency(t), n) for t in tokenizer(text))
+    hits = idx.search(text, k=k)
+    return [(h.doc_id, normalize_bm25(h.score, ideal), h.score) for h in hits], ideal
+
+
+def search(kb, text: str, *, profile: str | Profile = "kb-balanced", caller: Caller | dict | None = None,
+           as_of: str | _dt.date | None = None, role: str | None = None) -> SearchResult:
+    """Retrieve the units of ``kb`` for ``text`` that ``caller`` may see on ``as_of`` (default today).
+
+    ``profile``: a built-in name (``kb-fast``, ``kb-balanced``, ``kb-thinkingdb``) or a
+    :class:`~thinkingdb.profiles.Profile`. ``caller``: a :class:`~thinkingdb.access.Caller` or
+    ``{"tags": [...], "region": ...}``; None is an anonymous caller who sees public units only.
+    """
+    try:
+        return _search(kb, text, get_profile(profile), _caller(caller), parse_date(as_of), role)
+    except ThinkingDBError:
+        raise
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        raise translate(exc) from exc
+
+
+def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str | None) -> SearchResult:
+    from .lanes import lanes_for
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("search text is empty")
+    t_all = t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    lanes = lanes_for(kb)
+    timings["lanes"] = _ms(t0)
+    t0 = time.perf_counter()
+    view = lanes.access.view(caller, day)
+    timings["access"] = _ms(t0)
+    trace: dict[str, Any] = {"query": text, "profile": p.to_json(), "caller": caller.to_json(),
+                             "as_of": day.isoformat(), "view": {"units": view.count, "fingerprint": view.fingerprint},
+                             "index_versions": {}, "lanes": {}, "timings_ms": timings}
+    scores: dict[str, dict[str, float]] = {}
+    order: dict[str, list[str]] = {}
+    raw: dict[str, dict[str, float]] = {}
+    if view.count == 0:
+        trace["lanes"]["bm25"] = {"ran": False, "reason": "the caller sees no unit"}
+        return _finish(p, trace, {}, {}, {}, None, timings, t_all)
+
+    acceptable = 0
+    if p.bm25:
+        t0 = time.perf_counter()
+        idx, version = lanes.bm25(view)
+        timings["bm25_index"] = _ms(t0)
+        t0 = time.perf_counter()
+        hits, ideal = _bm25_lane(idx, lanes.tokenizer, text, p.candidates)
+        timings["bm25"] = _ms(t0)
+        trace["index_versions"]["bm25"] = version
+        scores["bm25"] = {u: s for u, s, _ in hits}
+        order["bm25"] = [u for u, _, _ in hits]
+        raw["bm25"] = {u: r for u, _, r in hits}
+        acceptable = sum(1 for _, s, _ in hits if s >= p.min_score)
+        trace["lanes"]["bm25"] = {"ran": True, "hits": len(hits), "acceptable": acceptable,
+                                  "ideal": round(ideal, 6), "docs": len(idx)}
+
+    run_hdc = p.hdc == "always" or (p.hdc == "escalate" and acceptable < p.min_acceptable)
+    hdc_info: dict[str, Any] = {"ran": run_hdc, "mode": p.hdc}
+    if p.hdc == "escalate":
+        hdc_info["escalation"] = run_hdc
+        hdc_info["reason"] = (f"BM25 returned {acceptable} acceptable candidate(s) "
+                              f"{'<' if run_hdc else '>='} min_acceptable {p.min_acceptable}")
+    if run_hdc:
+        t0 = time.perf_counter()
+        hdc_idx, version = lanes.hdc()
+        allowed = None if view.everything else lanes.view_ids(view)
+        timings["hdc_index"] = _ms(t0)
+        t0 = time.perf_counter()
+        try:
+            hdc_hits = hdc_idx.search(text, k=p.candidates, allowed=allowed, role=role, min_score=HDC_FLOOR)
+        except Exception as exc:  # leaf errors stop here
+            raise translate(exc) from exc
+        timings["hdc"] = _ms(t0)
+        trace["index_versions"]["hdc"] = version
+        scores["hdc"] = {u: normalize_hdc(s) for u, s in hdc_hits}
+        raw["hdc"] = dict(hdc_hits)
+        order["hdc"] = [u for u, _ in hdc_hits]
+        hdc_info["hits"] = len(hdc_hits)
+    trace["lanes"]["hdc"] = hdc_info
+
+    expansion = None
+    if p.expansion_depth > 0:
+        expansion = _closure_lane(kb, lanes, view, text, p, scores, timings)
+        scores["closure"] = {u: clip01(c.score) for u, c in expansion.credits.items()}
+        order["closure"] = [u for u, _ in rank(scores["closure"])]
+        trace["lanes"]["closure"] = _closure_trace(expansion, p)
+    else:
+        trace["lanes"]["closure"] = {"ran": False, "reason": "expansion_depth is 0"}
+    return _finish(p, trace, scores, order, raw, expansion, timings, t_all)
+
+
+def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
+    from .expansion import expand
+    t0 = time.perf_counter()
+    graph = lanes.graph(view)
+    matcher = lanes.matcher()
+    facts = lanes.facts
+    timings["closure_prepare"] = _ms(t0)
+    t0 = time.perf_counter()
+    pre = weighted_fusion({k: v for k, v in scores.items()},
+                          {"bm25": p.weights.bm25, "hdc": p.weights.hdc}, p.weights.agreement)
+    seeds = [u for u, s in rank(pre) if s >= p.min_score][:p.closure.seed_units]
+    symbols, relations = matcher.match(text)
+    timings["seeds"] = _ms(t0)
+    t0 = time.perf_counter()
+    b = p.closure
+    exp = expand(graph, kb.rules, facts.unit_facts, facts.fact_units, lanes.visible_unit(view), seeds, symbols,
+                 relations, depth=p.expansion_depth, max_nodes=b.max_nodes, max_derived=b.max_derived,
+                 timeout_ms=b.timeout_ms, partial_weight=b.partial_weight)
+    timings["closure"] = _ms(t0)
+    return exp
+
+
+def _closure_trace(exp, p: Profile) -> dict:
+    lim = exp.limits
+    return {"ran": lim is not None, "query_symbols": list(exp.query_symbols),
+            "query_relations": list(exp.query_relations), "seed_units": list(exp.seed_units),
+            "seed_symbols": exp.seed_symbols,
+            "bounds": None if lim is None else {"max_depth": lim.max_depth, "max_nodes": lim.max_nodes,
+                                                 "max_derived": lim.max_derived, "timeout_ms": lim.timeout_ms},
+            "truncated": exp.truncated, "credited": len(exp.credits), "pinned": sorted(exp.pinned),
+            "stats": exp.stats, **({} if lim is not None else {"reason": "no query symbol in the view's facts"})}
+
+
+def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all) -> SearchResult:
+    t0 = time.perf_counter()
+    weights = {"bm25": p.weights.bm25, "hdc": p.weights.hdc, "closure": p.weights.closure}
+    if p.fusion == "rrf":
+        fused = rrf_fusion(order, p.rrf_k)
+        floor = {u: max(s.get(u, 0.0) for s in scores.values()) for u in fused}
+    else:
+        fused = weighted_fusion(scores, weights, p.weights.agreement)
+        floor = None
+    ranked = rank(fused)
+    pinned = expansion.pinned if expansion is not None else frozenset()
+    kept, dropped = apply_thresholds(ranked, min_score=p.min_score, gap=p.gap, max_results=p.max_results,
+                                     floor=floor, pinned=pinned)
+    timings["fusion"] = _ms(t0)
+    ranks = {lane: {u: i for i, u in enumerate(ids, 1)} for lane, ids in order.items()}
+    results = []
+    for uid, score in kept:
+        lanes = {}
+        for lane in order:
+            if uid in scores[lane]:
+                entry = {"rank": ranks[lane][uid], "score": scores[lane][uid]}
+                if lane in raw:
+                    entry["raw"] = raw[lane][uid]
+                lanes[lane] = entry
+        credit = expansion.credits.get(uid) if expansion is not None else None
+        if credit is not None:
+            lanes["closure"]["tier"] = credit.tier
+        results.append(Result(uid, score, lanes, None if credit is None else credit.proof, uid in pinned))
+    for lane, ids in order.items():
+        trace["lanes"][lane]["ranked"] = [{"unit_id": u, "rank": i, "score": round(scores[lane][u], 6)}
+                                          for i, u in enumerate(ids[:TRACE_LIMIT], 1)]
+    trace["fusion"] = {"method": p.fusion, "candidates": len(ranked), "dropped": dropped,
+                       "top": [{"unit_id": u, "score": round(s, 6)} for u, s in ranked[:TRACE_LIMIT]]}
+    trace["returned"] = [r.unit_id for r in results]
+    timings["total"] = _ms(t_all)
+    return SearchResult(tuple(results), trace)
