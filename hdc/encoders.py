@@ -25,11 +25,13 @@ from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import FieldError
-from .ops import bind, bundle, permute
+from .ops import bundle, permute
+from .tally import Tally
 from .params import HDCParams
-from .vectors import Vector, _random_words, random_vector
+from .vectors import Vector, _random_words, random_vector, unpack_bits
 
 __all__ = [
     "TokenizerFn",
@@ -101,12 +103,20 @@ def _token(token: str, params: HDCParams) -> Vector:
     return _random_words(token.encode("utf-8"), params.dim, params.seed, b"tok")
 
 
-def _order_grams(tokens: Sequence[str], params: HDCParams) -> list[Vector]:
-    grams = []
-    for n in range(2, params.word_ngram + 1):
-        for i in range(len(tokens) - n + 1):
-            grams.append(bind(*(_rotated_token(tokens[i + j], j, params.dim, params.seed) for j in range(n))))
-    return grams
+def _order_grams(tokens: Sequence[str], params: HDCParams) -> npt.NDArray[np.uint64]:
+    """All order n-grams ``t_i ⊗ ρ(t_{i+1}) ⊗ ...`` (n = 2 .. word_ngram) as the rows of a matrix."""
+    dim, seed, length = params.dim, params.seed, len(tokens)
+    rows = [np.zeros((0, params.words), dtype=np.uint64)]
+    rotated: dict[int, npt.NDArray[np.uint64]] = {}
+    for n in range(2, min(params.word_ngram, length) + 1):
+        grams = None
+        for j in range(n):
+            if j not in rotated:
+                rotated[j] = np.stack([_rotated_token(t, j, dim, seed) if j else _token(t, params) for t in tokens])
+            part = rotated[j][j : length - n + 1 + j]
+            grams = part.copy() if grams is None else np.bitwise_xor(grams, part, out=grams)
+        rows.append(grams)
+    return np.concatenate(rows)
 
 
 def _char_grams(tokens: Sequence[str], params: HDCParams) -> list[Vector]:
@@ -117,6 +127,36 @@ def _char_grams(tokens: Sequence[str], params: HDCParams) -> list[Vector]:
         for t in tokens
         for g in char_ngrams(t, params.ngram)
     ]
+
+
+@lru_cache(maxsize=8192)  # at most 4 KiB + 512 B each at 4096 bits: about 37 MiB
+def _gram_votes(token: str, n: int, dim: int, seed: int) -> tuple[npt.NDArray[np.integer], int, npt.NDArray[np.uint64]]:
+    """Per-bit count of ones over the character n-grams of ``token``, their number and word sum."""
+    grams = np.stack([_random_words(g.encode("utf-8"), dim, seed, b"gram") for g in char_ngrams(token, n)])
+    ones = unpack_bits(grams).sum(axis=0, dtype=np.uint8 if grams.shape[0] < 256 else np.uint16)
+    word_sum = np.add.reduce(grams, axis=0, dtype=np.uint64)
+    ones.flags.writeable = False
+    word_sum.flags.writeable = False
+    return ones, grams.shape[0], word_sum
+
+
+def _text_tally(tally: Tally, tokens: Sequence[str], p: HDCParams, chars: bool = True) -> None:
+    """Add the components of one text to ``tally``: words, order n-grams, character n-grams."""
+    if not tokens:
+        return
+    tally.add_matrix(np.stack([_token(t, p) for t in tokens]), p.unigram_weight)
+    if p.order_weight > 0:
+        tally.add_matrix(_order_grams(tokens, p), p.order_weight)
+    if chars and p.char_weight > 0 and p.ngram > 0:
+        ones = np.zeros(p.dim, dtype=np.int32)
+        word_sum = np.zeros(p.words, dtype=np.uint64)
+        count = 0
+        for t in tokens:
+            t_ones, t_count, t_sum = _gram_votes(t, p.ngram, p.dim, p.seed)
+            np.add(ones, t_ones, out=ones)
+            np.add(word_sum, t_sum, out=word_sum)  # wraps modulo 2**64, as intended
+            count += t_count
+        tally.add_votes(ones, count, word_sum, p.char_weight)
 
 
 def _bundle_parts(parts: Iterable[tuple[list[Vector], float]], params: HDCParams) -> Vector | None:
@@ -156,8 +196,9 @@ def encode_sequence(tokens: Sequence[str], params: HDCParams | None = None) -> V
     True
     """
     p = params or HDCParams()
-    unigrams = [_token(t, p) for t in tokens]
-    return _bundle_parts([(unigrams, p.unigram_weight), (_order_grams(tokens, p), p.order_weight)], p)
+    tally = Tally(p.dim)
+    _text_tally(tally, tokens, p, chars=False)
+    return tally.resolve(p.seed)
 
 
 def encode_positions(tokens: Sequence[str], params: HDCParams | None = None) -> Vector | None:
@@ -186,14 +227,6 @@ def encode_char_ngrams(tokens: Sequence[str], params: HDCParams | None = None) -
     return _bundle_parts([(_char_grams(tokens, p), 1.0)], p)
 
 
-def _text_parts(tokens: Sequence[str], p: HDCParams) -> list[tuple[list[Vector], float]]:
-    return [
-        ([_token(t, p) for t in tokens], p.unigram_weight),
-        (_order_grams(tokens, p), p.order_weight),
-        (_char_grams(tokens, p), p.char_weight),
-    ]
-
-
 def encode_text(tokens: Sequence[str], params: HDCParams | None = None) -> Vector | None:
     """The text encoder of topic and claim: unigrams, order n-grams and character n-grams together.
 
@@ -206,7 +239,9 @@ def encode_text(tokens: Sequence[str], params: HDCParams | None = None) -> Vecto
     True
     """
     p = params or HDCParams()
-    return _bundle_parts(_text_parts(tokens, p), p)
+    tally = Tally(p.dim)
+    _text_tally(tally, tokens, p)
+    return tally.resolve(p.seed)
 
 
 def normalize_role(role: str) -> str:
@@ -279,10 +314,10 @@ class UnitEncoder:
         return [t for t in self.tokenizer(text) if t]
 
     def _text(self, items: list[str]) -> Vector | None:
-        parts: list[tuple[list[Vector], float]] = []
+        tally = Tally(self.params.dim)
         for item in items:
-            parts += _text_parts(self._tokens(item), self.params)
-        return _bundle_parts(parts, self.params)
+            _text_tally(tally, self._tokens(item), self.params)
+        return tally.resolve(self.params.seed)
 
     def encode_unit(self, fields: Mapping[str, object]) -> UnitVectors:
         """Encode a unit's fields (see the class docstring for the rules)."""

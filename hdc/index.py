@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .encoders import TokenizerFn, UnitEncoder, UnitVectors, default_tokenizer, encode_role
-from .errors import FieldError, IndexFormatError, UnknownUnitError
+from .errors import FieldError, IndexFormatError, ParamsError, UnknownUnitError
 from .ops import batch_hamming, similarity
 from .params import HDCParams
 from .persist import PathOrFile, read_index_file, write_index_file
@@ -93,6 +93,10 @@ class HDCIndex:
     """
 
     def __init__(self, params: HDCParams | None = None, tokenizer: TokenizerFn | None = None) -> None:
+        if params is not None and not isinstance(params, HDCParams):
+            raise ParamsError(f"params must be an HDCParams, got {type(params).__name__}")
+        if tokenizer is not None and not callable(tokenizer):
+            raise ParamsError(f"tokenizer must be callable, got {type(tokenizer).__name__}")
         self.params = params or HDCParams()
         self.tokenizer: TokenizerFn = tokenizer or default_tokenizer
         self._encoder = UnitEncoder(self.params, self.tokenizer)

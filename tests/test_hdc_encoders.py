@@ -64,6 +64,34 @@ def test_sequence_is_unigrams_plus_order_bigrams_by_hand():
     assert (encode_sequence(["a", "b", "c"], P) == expected).all()
 
 
+@pytest.mark.parametrize(
+    "params",
+    [P, HDCParams(dim=256, word_ngram=3, ngram=4, unigram_weight=1.0, order_weight=3.0, char_weight=2.0), HDCParams(dim=128, ngram=0)],
+)
+@pytest.mark.parametrize("text", ["a", "the cat sat on the mat", "refurbished laptops refurbished laptops", "x y"])
+def test_text_vector_is_the_bundle_of_its_components(params, text):
+    # oracle: the documented components, bundled by the generic bundle()
+    tokens = text.split()
+    tok = {t: random_vector(t, params.dim, seed=params.seed, namespace="tok") for t in tokens}
+    vectors, weights = [], []
+    for t in tokens:
+        vectors.append(tok[t])
+        weights.append(params.unigram_weight)
+    for n in range(2, params.word_ngram + 1):
+        for i in range(len(tokens) - n + 1):
+            g = tok[tokens[i]]
+            for j in range(1, n):
+                g = g ^ permute(tok[tokens[i + j]], j)
+            vectors.append(g)
+            weights.append(params.order_weight)
+    if params.ngram:
+        for t in tokens:
+            for gram in char_ngrams(t, params.ngram):
+                vectors.append(random_vector(gram, params.dim, seed=params.seed, namespace="gram"))
+                weights.append(params.char_weight)
+    assert (encode_text(tokens, params) == bundle(vectors, weights, seed=params.seed)).all()
+
+
 def test_a_phrase_matches_wherever_it_stands():
     phrase = ["refurbished", "laptops"]
     early = encode_sequence(phrase + ["are", "cheap"], P)
