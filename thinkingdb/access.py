@@ -86,8 +86,10 @@ class Caller:
         unknown = set(data) - {"tags", "acl", "acl_tags", "region", "id", "name"}
         if unknown:
             raise ValidationError(f"unknown caller field(s): {', '.join(sorted(unknown))}")
-        tags = data.get("tags", data.get("acl", data.get("acl_tags", ()))) or ()
-        if isinstance(tags, str) or not isinstance(tags, list):
+        tags = data.get("tags", data.get("acl", data.get("acl_tags", [])))
+        if tags is None:
+            tags = []
+        if not isinstance(tags, (list, tuple)):
             raise ValidationError("caller tags must be a list of strings")
         return cls(tags=tuple(tags), region=data.get("region") or "")
 
