@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from . import scoring
 from .errors import DocumentError, FieldError, UnknownDocumentError
-from .search import QueryTerm, candidates, gather, rescore
+from .search import QueryTerm, RoleBoost, candidates, gather, posting_lists
 from .segment import Segment
 from .tokenizer import Tokenizer, default_tokenizer
 from .values import BM25Params, Hit, IndexStats
@@ -128,7 +128,7 @@ class BM25Index:
         self._version = 0
         self._stamp = np.full(0, -1, dtype=np.int64)
         self._df = np.zeros(0, dtype=np.int64)
-        self._acc = np.zeros(0, dtype=np.float32)
+        self._acc = np.zeros(0, dtype=np.float64)
 
     def __len__(self) -> int:
         return self._n_live
@@ -207,7 +207,7 @@ class BM25Index:
         self._alive = np.concatenate([self._alive, np.zeros(new - cap, bool)])
         self._dl = np.concatenate([self._dl, np.zeros((new - cap, len(self._fields)), np.uint32)])
         self._role = np.concatenate([self._role, np.full(new - cap, -1, np.int32)])
-        self._acc = np.zeros(new, dtype=np.float32)
+        self._acc = np.zeros(new, dtype=np.float64)
 
     def _role_code(self, key: str) -> int:
         code = self._role_codes.get(key)
@@ -451,9 +451,10 @@ class BM25Index:
     def _avgdl(self) -> list[float]:
         return [scoring.mean_length(t, c) for t, c in zip(self._total_len, self._nonempty)]
 
-    def _base(self, seg: Segment, rows: npt.NDArray[np.intp], slots: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+    def _base(self, tf: npt.NDArray[np.integer], slots: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        """``Σ_f w_f sat_f`` of postings with term frequencies ``tf`` in documents ``slots``."""
         p = self.params
-        return scoring.field_sum(seg.tf[rows], self._dl[slots], self._avgdl(), self._weights, p.k1, p.b)
+        return scoring.field_sum(tf, self._dl[slots], self._avgdl(), self._weights, p.k1, p.b)
 
     def _refresh_all(self) -> None:
         """Vectorized df and impacts of every term (right after a bulk build: one segment, all alive)."""
@@ -461,9 +462,9 @@ class BM25Index:
         v = len(self._terms)
         df = np.diff(main.indptr).astype(np.int64)
         n = self._n_live
-        idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        base = self._base(main, np.arange(main.n_postings), main.slots)
-        main.impacts = (np.repeat(idf, df) * base).astype(np.float32)
+        # math.log per term, exactly as _refresh does it (numpy's vector log may round differently)
+        idf = np.array([scoring.idf(d, n) for d in df.tolist()], dtype=np.float64)
+        main.impacts = np.repeat(idf, df) * self._base(main.tf, main.slots)
         self._df = df
         self._stamp = np.full(v, self._version, dtype=np.int64)
 
@@ -484,8 +485,7 @@ class BM25Index:
             a, b = seg.bounds(term)
             if a < b:
                 slots = seg.slots[a:b]
-                base = self._base(seg, np.arange(a, b), slots)
-                seg.impacts[a:b] = weight * base * alive[slots]
+                seg.impacts[a:b] = weight * self._base(seg.tf[a:b], slots)
         self._df[term] = df
         self._stamp[term] = self._version
 
@@ -503,14 +503,14 @@ class BM25Index:
             if i is None:
                 continue
             self._refresh(i, segments)
-            df = int(self._df[i])
-            if df:
-                out.append(QueryTerm(i, counts[t], counts[t] * scoring.idf(df, self._n_live)))
+            if self._df[i]:
+                out.append(QueryTerm(i, counts[t]))
         return out
 
     def _mask(self, allowed: Collection[str] | None) -> npt.NDArray[np.bool_] | None:
+        """Slots a search may return: the allowed ones, or the live ones while dead slots remain."""
         if allowed is None:
-            return None
+            return self._alive if self._dead_main else None
         if isinstance(allowed, str):
             raise DocumentError("allowed must be a collection of doc ids, not one str")
         mask = np.zeros(len(self._alive), dtype=bool)
@@ -530,22 +530,12 @@ class BM25Index:
         terms = self._query_terms(query, segments)
         if not terms or k == 0:
             return []
-        touched, approx = gather(segments, terms, self._acc, mask)
-        boost = self.params.role_boost
-        if role is not None:
-            approx = np.where(self._role[touched] == role, approx * np.float32(boost), approx)
-        cand = candidates(touched, approx, k, len(terms))
-        if len(cand) == 0:
-            return []
-        exact = rescore(segments, terms, cand, self._base)
-        if role is not None:
-            exact = np.where(self._role[cand] == role, exact * boost, exact)
-        if len(cand) > k:
-            cut = np.partition(exact, len(cand) - k)[len(cand) - k]
-            keep = exact >= cut
-            cand, exact = cand[keep], exact[keep]
+        boost = RoleBoost(self._role, role, self.params.role_boost) if role is not None else RoleBoost()
+        per_term = posting_lists(segments, terms, mask)
+        touched, scores = gather([pair for lists in per_term for pair in lists], self._acc)
+        cand, scores = candidates(touched, boost(touched, scores), k, len(terms))
         ids = self._ids
-        ranked = sorted(zip((-exact).tolist(), (ids[s] for s in cand.tolist())))
+        ranked = sorted(zip((-scores).tolist(), (ids[s] for s in cand.tolist())))
         return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]  # type: ignore[arg-type]
 
     def _role_of(self, boost_role: str | None) -> int | None:

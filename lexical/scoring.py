@@ -30,6 +30,8 @@ import numpy.typing as npt
 
 __all__ = ["idf", "saturation", "field_sum", "mean_length"]
 
+_TINY = 1e-300
+
 
 def idf(df: int, n: int) -> float:
     """Inverse document frequency ``ln(1 + (N − df + 0.5) / (df + 0.5))``.
@@ -84,16 +86,13 @@ def field_sum(
     """
     tf = np.asarray(tf)
     dl = np.asarray(dl)
-    avg = np.asarray(avgdl, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    if tf.shape[1] == 1:  # same arithmetic as the loop below, fewer temporaries
-        tff = tf[:, 0].astype(np.float64)
-        den = tff + k1 * (1.0 - b + b * (dl[:, 0] / avg[0]))
-        return w[0] * (tff * (k1 + 1.0) / den)
+    avg = [float(a) for a in np.asarray(avgdl, dtype=np.float64)]
+    w = [float(x) for x in np.asarray(weights, dtype=np.float64)]
     out = np.zeros(tf.shape[0], dtype=np.float64)
+    # k1 (1 − b + b dl/avgdl) = k1 (1 − b) + (k1 b / avgdl) dl; the denominator is 0 only
+    # when tf and k1 (or 1 − b and dl) are 0, where the numerator is 0 too.
     for f in range(tf.shape[1]):
         tff = tf[:, f].astype(np.float64)
-        den = tff + k1 * (1.0 - b + b * (dl[:, f] / avg[f]))
-        sat = np.divide(tff * (k1 + 1.0), den, out=np.zeros_like(tff), where=tff > 0)
-        out += w[f] * sat
+        den = dl[:, f] * (k1 * b / avg[f]) + (tff + k1 * (1.0 - b))
+        out += w[f] * (tff * (k1 + 1.0) / np.maximum(den, _TINY))
     return out

@@ -1,21 +1,20 @@
-"""Query evaluation over CSR segments: accumulate float32 impacts, pick candidates, rescore exactly.
+"""Query evaluation over CSR segments: accumulate impacts over postings, select the top k.
 
-1. For each query term, the postings of every segment are added into a dense
-   float32 accumulator (``acc[slots] += impacts``); only touched entries are read
-   back and reset, so a query costs O(postings of its terms), never O(documents).
+1. For each distinct query term (in term-text order), the postings of every
+   segment are added into a dense float64 accumulator with ``np.add.at``; only the
+   touched entries are read back and reset, so a query costs O(postings of its
+   terms), never O(documents). Impacts are exact float64 ``idf × Σ_f w_f sat_f``
+   and every document gets its terms added in the same order, so the scores do
+   not depend on how the index was built.
 2. A document appears at most once per term, so among the ``k × m`` best of the
-   ``L`` touched entries (``m`` terms) there are at least ``k`` distinct documents;
-   ``np.partition`` finds that threshold in O(L). Every document within a small
-   relative margin of it is a candidate (the margin covers float32 rounding).
-3. Candidates are rescored in float64 with :func:`lexical.scoring.field_sum`
-   (postings found by binary search), and the best ``k`` are ordered by score
-   descending, then doc id ascending. The returned scores are therefore exact
-   and independent of how the index was built.
+   ``L`` touched entries (``m`` terms) there are at least ``k`` distinct
+   documents; ``np.partition`` finds that threshold in O(L), and only the entries
+   above it are de-duplicated and sorted (score descending, then doc id).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,31 +22,47 @@ import numpy.typing as npt
 
 from .segment import Segment
 
-__all__ = ["QueryTerm", "gather", "candidates", "rescore"]
+__all__ = ["QueryTerm", "RoleBoost", "posting_lists", "gather", "candidates"]
 
-#: Relative slack on the candidate threshold; float32 impacts summed over a few
-#: terms are off by far less (about 1e-7 per term).
-MARGIN = 1e-4
+Slots = npt.NDArray[np.int32]
+Scores = npt.NDArray[np.float64]
+PostingLists = list[tuple[Slots, Scores]]
 
 
 @dataclass(frozen=True, slots=True)
 class QueryTerm:
-    """A distinct query term: id, query frequency and ``qf × idf`` weight."""
+    """A distinct query term: its id and its query frequency."""
 
     term: int
     qf: int
-    weight: float
 
 
-def gather(
-    segments: Sequence[Segment],
-    terms: Sequence[QueryTerm],
-    acc: npt.NDArray[np.float32],
-    mask: npt.NDArray[np.bool_] | None,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-    """Touched slots (with repeats, one per matching term) and their approximate scores."""
-    parts = []
+class RoleBoost:
+    """Multiply the scores of documents whose role code is ``code`` by ``factor``.
+
+    >>> RoleBoost(np.array([0, 1, 0]), 1, 2.0)(np.array([0, 1]), np.array([1.0, 1.0])).tolist()
+    [1.0, 2.0]
+    """
+
+    __slots__ = ("role", "code", "factor")
+
+    def __init__(self, role: npt.NDArray[np.int32] | None = None, code: int = -1, factor: float = 1.0) -> None:
+        self.role, self.code, self.factor = role, code, factor
+
+    def __call__(self, slots: Slots, scores: Scores) -> Scores:
+        if self.role is None:
+            return scores
+        return np.where(self.role[slots] == self.code, scores * self.factor, scores)
+
+
+def posting_lists(
+    segments: Sequence[Segment], terms: Sequence[QueryTerm], mask: npt.NDArray[np.bool_] | None
+) -> list[PostingLists]:
+    """Per term (in query-term order): the (allowed) slots and impacts × qf in every segment."""
+    out: list[PostingLists] = []
     for qt in terms:
+        per: PostingLists = []
+        out.append(per)
         for seg in segments:
             a, b = seg.bounds(qt.term)
             if a == b:
@@ -56,83 +71,62 @@ def gather(
             imp = seg.impacts[a:b]
             if mask is not None:
                 keep = mask[slots]
-                slots = slots[keep]
-                imp = imp[keep]
+                slots, imp = slots[keep], imp[keep]
             if qt.qf != 1:
-                imp = imp * np.float32(qt.qf)
-            parts.append((slots, imp))
-    if not parts:
-        return np.zeros(0, np.int32), np.zeros(0, np.float32)
-    if len(parts) == 1:
-        return parts[0][0], parts[0][1]
-    for slots, imp in parts:
-        np.add.at(acc, slots, imp)  # unbuffered: much faster than acc[slots] += imp in numpy 2
-    touched = np.concatenate([slots for slots, _ in parts])
-    approx = acc.take(touched)
+                imp = imp * float(qt.qf)
+            if len(slots):
+                per.append((slots, imp))
+    return out
+
+
+def gather(lists: PostingLists, acc: Scores) -> tuple[Slots, Scores]:
+    """Touched slots (with repeats, one per matching term) and their full scores.
+
+    >>> acc = np.zeros(4)
+    >>> gather([(np.array([1, 3], np.int32), np.array([1.0, 2.0])), (np.array([3], np.int32), np.array([0.5]))], acc)
+    (array([1, 3, 3], dtype=int32), array([1. , 2.5, 2.5]))
+    >>> acc.tolist()
+    [0.0, 0.0, 0.0, 0.0]
+    """
+    if not lists:
+        return np.zeros(0, np.int32), np.zeros(0, np.float64)
+    if len(lists) == 1:
+        return lists[0]
+    for slots, imp in lists:
+        np.add.at(acc, slots, imp)  # unbuffered add: much faster than acc[slots] += imp in numpy 2
+    touched = np.concatenate([slots for slots, _ in lists])
+    scores = acc.take(touched)
     if len(touched) * 8 > len(acc):
         acc.fill(0.0)
     else:
         acc[touched] = 0.0
-    return touched, approx
+    return touched, scores
 
 
-def candidates(
-    touched: npt.NDArray[np.int32], approx: npt.NDArray[np.float32], k: int, n_terms: int
-) -> npt.NDArray[np.int32]:
-    """Distinct slots that may belong to the top ``k`` (sorted ascending).
+def candidates(touched: Slots, scores: Scores, k: int, repeats: int) -> tuple[Slots, Scores]:
+    """Distinct slots whose score is at least the k-th best distinct score, with their scores.
 
-    >>> candidates(np.array([3, 1, 3, 2]), np.array([2.0, 1.0, 2.0, 0.5], np.float32), 1, 2).tolist()
-    [3]
+    ``repeats`` is the most times one slot can occur in ``touched``. Documents
+    tied with the k-th score are all kept, so the caller can break ties by id.
+
+    >>> candidates(np.array([3, 1, 3, 2]), np.array([2.0, 1.0, 2.0, 0.5]), 2, 2)
+    (array([3, 1]), array([2., 1.]))
     """
     n = len(touched)
-    keep = approx > 0
-    width = k * max(n_terms, 1)
+    width = k * max(repeats, 1)
     if width < n:
-        threshold = np.partition(approx, n - width)[n - width]
-        keep &= approx >= threshold * (1.0 - MARGIN)
-    slots, scores = touched[keep], approx[keep]
-    if n_terms > 1 and len(slots) > 1:
-        order = np.argsort(slots, kind="stable")
-        slots, scores = slots[order], scores[order]
-        first = np.concatenate(([True], slots[1:] != slots[:-1]))
-        slots, scores = slots[first], scores[first]
-    if len(slots) > k:
+        threshold = np.partition(scores, n - width)[n - width]
+        keep = scores >= threshold
+        touched, scores = touched[keep], scores[keep]
+    if repeats > 1 and len(touched) > 1:
+        order = np.argsort(touched, kind="stable")
+        touched, scores = touched[order], scores[order]
+        first = np.concatenate(([True], touched[1:] != touched[:-1]))
+        touched, scores = touched[first], scores[first]
+    if len(touched) > k:
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        slots = slots[scores >= kth * (1.0 - MARGIN)]
-    return np.sort(slots)
+        keep = scores >= kth
+        touched, scores = touched[keep], scores[keep]
+    order = np.argsort(-scores, kind="stable")
+    return touched[order], scores[order]
 
-
-def rescore(
-    segments: Sequence[Segment],
-    terms: Sequence[QueryTerm],
-    cand: npt.NDArray[np.int32],
-    base: Callable[[Segment, npt.NDArray[np.intp], npt.NDArray[np.int32]], npt.NDArray[np.float64]],
-) -> npt.NDArray[np.float64]:
-    """Exact float64 ``Σ_t qf·idf(t) × base(t, d)`` for the candidate slots, terms in the given order.
-
-    ``base(segment, posting_rows, slots)`` returns ``Σ_f w_f sat_f`` of those postings;
-    it is called once per segment, and the per-term products are summed in term order.
-    """
-    contrib = np.zeros((len(terms), len(cand)), dtype=np.float64)
-    for seg in segments:
-        rows, where, which = [], [], []
-        for i, qt in enumerate(terms):
-            a, b = seg.bounds(qt.term)
-            if a == b:
-                continue
-            slots = seg.slots[a:b]
-            pos = np.searchsorted(slots, cand)
-            pos[pos == len(slots)] = 0
-            hit = np.flatnonzero(slots[pos] == cand)
-            if len(hit):
-                rows.append(a + pos[hit])
-                where.append(hit)
-                which.append(np.full(len(hit), i))
-        if rows:
-            r, w, t = np.concatenate(rows), np.concatenate(where), np.concatenate(which)
-            weights = np.array([qt.weight for qt in terms])[t]
-            contrib[t, w] = weights * base(seg, r, cand[w])
-    exact = contrib[0].copy()
-    for row in contrib[1:]:
-        exact += row
-    return exact

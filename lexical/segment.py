@@ -3,9 +3,9 @@
 For every term ``t`` the postings live in ``slots[indptr[t]:indptr[t+1]]`` (the
 documents' slot numbers, ascending) with the per-field term frequencies in the
 matching rows of ``tf`` (shape ``(postings, fields)``). ``impacts`` holds
-``float32(idf(t) × Σ_f w_f sat_f)`` per posting; the index refreshes a term's
+``idf(t) × Σ_f w_f sat_f`` (float64) per posting; the index refreshes a term's
 impacts lazily when the collection statistics have changed since they were
-computed. Impacts only pick candidates; final scores are recomputed in float64.
+computed.
 
 >>> seg = Segment.from_tokens(np.array([1, 0, 1]), np.array([0, 0, 1]), None, n_terms=2, n_fields=1)
 >>> seg.postings(1)[0].tolist(), seg.postings(1)[1].ravel().tolist()
@@ -35,7 +35,7 @@ class Segment:
         self.indptr = indptr.astype(np.int64, copy=False)
         self.slots = slots.astype(np.int32, copy=False)
         self.tf = tf
-        self.impacts = np.zeros(len(slots), dtype=np.float32)
+        self.impacts = np.zeros(len(slots), dtype=np.float64)
         self.n_terms = len(indptr) - 1
 
     @property
