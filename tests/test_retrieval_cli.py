@@ -1,0 +1,126 @@
+"""``thinkingdb search`` and ``thinkingdb eval``: JSON shape, exit codes, gates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from thinkingdb import cli, cli_ext, cli_search
+from thinkingdb.api import KnowledgeBase
+
+UNITS = [
+    {"id": "kiln-k4", "role": "policy", "topic": "Kiln firing limits",
+     "claim": "Rule KLN-4: stoneware kilns stop at 1280 degrees.", "acl": ["studio:staff"]},
+    {"id": "kiln-k4-old", "role": "policy", "topic": "Kiln firing limits",
+     "claim": "Rule KLN-4: stoneware kilns stop at 1300 degrees.", "acl": ["studio:staff"],
+     "effective_to": "2025-06-30"},
+    {"id": "glaze-secret", "role": "policy", "topic": "Glaze recipes",
+     "claim": "Recipe GLZ-8: the celadon glaze uses iron oxide.", "acl": ["studio:owner"]},
+    {"id": "clay-note", "topic": "Clay storage", "claim": "Wet clay is stored in sealed bins.",
+     "triples": [["wet clay", "stored_in", "sealed bins"]]},
+]
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    if cli_search.register not in cli_ext.REGISTER:   # until the lead wires it in cli_ext
+        monkeypatch.setattr(cli_ext, "REGISTER", cli_ext.REGISTER + [cli_search.register])
+    src = tmp_path / "units.jsonl"
+    src.write_text("".join(json.dumps(u) + "\n" for u in UNITS), encoding="utf-8")
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.ingest([str(src)])
+    return path
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+STAFF = ["--caller-tags", "studio:staff", "--as-of", "2026-01-15"]
+
+
+def test_search_json_shape_and_exit_codes(db, capsys):
+    code, out, err = run(capsys, "--db", db, "search", "KLN-4", "--profile", "kb-fast", *STAFF, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["unit_id"] for r in doc["results"]] == ["kiln-k4"]
+    r = doc["results"][0]
+    assert set(r) >= {"unit_id", "score", "lanes", "proof"} and r["lanes"]["bm25"]["rank"] == 1
+    t = doc["trace"]
+    assert t["profile"]["name"] == "kb-fast" and t["index_versions"]["bm25"].startswith("bm25:")
+    assert {"total", "bm25", "access"} <= set(t["timings_ms"])
+    code, out, _ = run(capsys, "--db", db, "search", "GLZ-8", *STAFF, "--json")
+    assert code == 1 and json.loads(out)["results"] == []
+
+
+def test_search_text_output_and_proofs(db, capsys):
+    code, out, _ = run(capsys, "--db", db, "search", "where is wet clay stored in", "--profile", "kb-thinkingdb",
+                       "--as-of", "2026-01-15")
+    assert code == 0 and out.startswith("1. clay-note")
+    assert "wet clay stored_in sealed bins" in out or "wet_clay stored_in sealed_bins" in out
+
+
+def test_search_profile_file_and_bad_inputs(db, tmp_path, capsys):
+    f = tmp_path / "narrow.toml"
+    f.write_text('base = "kb-fast"\nmax_results = 1\n', encoding="utf-8")
+    code, out, _ = run(capsys, "--db", db, "search", "kiln firing", "--profile-file", str(f), *STAFF, "--json")
+    assert code == 0 and json.loads(out)["trace"]["profile"]["name"] == "narrow"
+    f.write_text("gap = 7\n", encoding="utf-8")
+    code, _, err = run(capsys, "--db", db, "search", "kiln", "--profile-file", str(f))
+    assert code == 2 and "'gap'" in err and "Traceback" not in err
+    code, _, err = run(capsys, "--db", db, "search", "kiln", "--as-of", "15/01/2026")
+    assert code == 2 and "YYYY-MM-DD" in err
+    code, _, err = run(capsys, "--db", db, "search", "   ")
+    assert code == 2 and "empty" in err
+    code, _, err = run(capsys, "--db", str(tmp_path / "absent.sqlite"), "search", "kiln")
+    assert code == 2 and "no such store" in err
+
+
+def _cases(tmp_path, extra=()):
+    staff = {"tags": ["studio:staff"]}
+    cases = [
+        {"id": "code", "query": "KLN-4", "caller": staff, "as_of": "2026-01-15", "required": ["kiln-k4"],
+         "forbidden": ["kiln-k4-old"]},
+        {"id": "hidden-code", "query": "GLZ-8 celadon glaze", "caller": staff, "as_of": "2026-01-15",
+         "must_abstain": True, "forbidden": ["glaze-secret"]},
+        {"id": "clay", "query": "wet clay storage", "as_of": "2026-01-15", "required": ["clay-note"]},
+        *extra,
+    ]
+    f = tmp_path / "cases.jsonl"
+    f.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    return str(f)
+
+
+def test_eval_passes_gates_and_reports_recall(db, tmp_path, capsys):
+    code, out, err = run(capsys, "--db", db, "eval", _cases(tmp_path), "--json")
+    assert code == 0, out + err
+    doc = json.loads(out)
+    assert doc["passed"] is True and set(doc["profiles"]) == {"kb-fast", "kb-balanced", "kb-thinkingdb"}
+    for s in doc["profiles"].values():
+        assert s["recall"] == 1.0 and s["forbidden_failures"] == s["visibility_failures"] == 0
+    code, out, _ = run(capsys, "--db", db, "eval", _cases(tmp_path), "--profiles", "kb-fast", "--k", "1")
+    assert code == 0 and "kb-fast" in out and "all gates passed" in out
+
+
+def test_eval_fails_when_a_gate_fails(db, tmp_path, capsys):
+    # an abstention case that cannot abstain, and a forbidden id that is the right answer
+    bad = [{"id": "wrong-abstain", "query": "KLN-4", "caller": {"tags": ["studio:staff"]}, "as_of": "2026-01-15",
+            "must_abstain": True},
+           {"id": "wrong-forbid", "query": "wet clay", "as_of": "2026-01-15", "forbidden": ["clay-note"]}]
+    code, out, _ = run(capsys, "--db", db, "eval", _cases(tmp_path, bad), "--profiles", "kb-balanced")
+    assert code == 1
+    assert "FAIL kb-balanced wrong-abstain" in out and "FAIL kb-balanced wrong-forbid" in out
+    code, out, _ = run(capsys, "--db", db, "eval", _cases(tmp_path), "--min-recall", "1.01")
+    assert code == 2
+
+
+def test_eval_bad_case_file(db, tmp_path, capsys):
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"query": "x"}\n{"query": 3}\nnot json\n{"query": "y", "requird": []}\n', encoding="utf-8")
+    code, _, err = run(capsys, "--db", db, "eval", str(f))
+    assert code == 2
+    assert ":2:1: field 'query'" in err and ":3:" in err and ":4:1: unknown field(s) requird" in err
