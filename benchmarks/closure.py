@@ -1,0 +1,348 @@
+"""Closure benchmarks, side by side in one run (issue 3).
+
+    python benchmarks/closure.py --data ../shared/data [--runs 5] [--sizes 10000 100000 1000000]
+                                 [--skip-clingo] [--queries 200]
+
+1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
+   thinkingdb vs clingo vs networkx.transitive_closure_dag.
+2. Generated layered DAGs (fixed seeds; parameters printed): transitive closure and the composition
+   rule ``?x r ?y, ?y r ?z => ?x r2 ?z``, thinkingdb vs clingo.
+3. Depth-3 single-source queries ``s r{1,3} ?x`` on the 1M-edge graph: thinkingdb vs clingo
+   (multi-shot grounding) vs pyoxigraph (SPARQL property path ``r|r/r|r/r/r``).
+4. UMLS: the two isa-inheritance rules; recall and precision on the test triples.
+
+Every engine runs in its own subprocess (``--worker``), which repeats the timed part ``--runs``
+times and reports the median; peak memory is that subprocess's ``ru_maxrss`` (resident set high
+water mark: interpreter + data + result), so engines never share or inherit each other's memory.
+Load time (reading TSV into the engine) is reported separately from the timed closure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LEVELS, PARENTS, WINDOW = 5, 2, 8
+
+
+# -- data --------------------------------------------------------------------------------------
+def go_edges(data: Path) -> list[tuple[str, str, str]]:
+    with open(data / "go" / "edges.tsv", encoding="utf-8") as fh:
+        return [tuple(line.rstrip("\n").split("\t")) for line in fh if line.strip()]
+
+
+def generated(kind: str, n_edges: int, seed: int = 7) -> list[tuple[int, int]]:
+    """A layered DAG (child -> parent): ``LEVELS`` equal levels, each node below the top picks
+    ``PARENTS`` distinct parents one level up. ``random``: uniformly within a window of ``WINDOW``
+    positions around its own (locality keeps closures in memory); ``scale-free``: by preferential
+    attachment (probability ∝ 1 + in-degree), giving a heavy-tailed in-degree."""
+    rnd = random.Random(seed)
+    n = n_edges * LEVELS // (PARENTS * (LEVELS - 1))
+    per = n // LEVELS
+    edges = []
+    for level in range(1, LEVELS):
+        base_up = (level - 1) * per
+        pool = list(range(base_up, base_up + per))   # PA urn: each node once plus once per in-edge
+        for i in range(per):
+            child = level * per + i
+            chosen: set[int] = set()
+            while len(chosen) < PARENTS:
+                if kind == "random":
+                    chosen.add(base_up + (i + rnd.randint(-WINDOW, WINDOW)) % per)
+                else:
+                    chosen.add(rnd.choice(pool))
+            for p in sorted(chosen):
+                edges.append((child, p))
+                if kind != "random":
+                    pool.append(p)
+    return edges[:n_edges]
+
+
+# -- workers -----------------------------------------------------------------------------------
+def timed(fn, runs: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(runs):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def worker(args) -> dict:
+    spec = json.loads(args.worker)
+    task, engine, runs = spec["task"], spec["engine"], spec["runs"]
+    t0 = time.perf_counter()
+    if task == "go":
+        rows = go_edges(Path(spec["data"]))
+        pairs = [(a, b) for a, _, b in rows]
+    elif task in ("tc", "compose", "query"):
+        pairs = [(f"n{a}", f"n{b}") for a, b in generated(spec["kind"], spec["size"])]
+        rows = [(a, "r", b) for a, b in pairs]
+    out: dict = {"engine": engine}
+    if task == "umls":
+        return umls(spec, out)
+    if engine == "thinkingdb":
+        from thinkingdb.closure import closure
+        from thinkingdb.graph import FactGraph
+        from thinkingdb.model import Atom, Declaration, Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
+        from thinkingdb.rules import compile_declarations
+        g = FactGraph(Fact(a, r, b) for a, r, b in rows)
+        out["load_s"] = time.perf_counter() - t0
+        if task == "go":
+            rules = compile_declarations([Declaration("ancestor", "transitive")] +
+                                         [Declaration(r, "subrelation_of", "ancestor") for r in g.relations()])
+        elif task == "tc":
+            rules = compile_declarations([Declaration("r", "transitive")])
+        elif task == "compose":
+            x, y, z = Var("x"), Var("y"), Var("z")
+            rules = (Rule("compose", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "r2", z)),)
+        if task == "query":
+            return query_thinkingdb(spec, g, pairs, out)
+        out["median_s"], res = timed(lambda: closure(g, rules), runs)
+        out["facts"] = res.derived_count
+        out["engine_path"] = res.stats.engine
+        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before the check below
+        if task == "go":
+            gold = set()
+            with gzip.open(Path(spec["data"]) / "go" / "closure_ancestors.tsv.gz", "rt") as fh:
+                for line in fh:
+                    a, b = line.split()
+                    gold.add((a, b))
+            sym, anc = g.symbol, res.ids.find_rel("ancestor")
+            mine = {(sym(k[0]), sym(k[2])) for k in res.derived_keys() if k[1] == anc}
+            out["equals_gold"] = mine == gold
+            out["gold"] = len(gold)
+    elif engine == "clingo":
+        import clingo
+        if task == "query":
+            return query_clingo(spec, pairs, out)
+        ctl = None
+
+        def run():
+            nonlocal ctl
+            ctl = clingo.Control(["--warn=none"])
+            ctl.add("base", [], facts_text)
+            ctl.add("base", [], program)
+            ctl.ground([("base", [])])
+            n = 0
+            with ctl.solve(yield_=True) as h:
+                for m in h:
+                    n = len(m.symbols(shown=True))
+            return n
+        facts_text = "".join(f'e("{a}","{b}").\n' for a, b in pairs)
+        program = {"go": "anc(X,Y):-e(X,Y). anc(X,Z):-e(X,Y),anc(Y,Z). #show anc/2.",
+                   "tc": "anc(X,Y):-e(X,Y). anc(X,Z):-e(X,Y),anc(Y,Z). #show anc/2.",
+                   "compose": "c(X,Z):-e(X,Y),e(Y,Z). #show c/2."}[task]
+        out["load_s"] = time.perf_counter() - t0
+        out["median_s"], out["facts"] = timed(run, runs)
+        if task == "tc":
+            out["facts"] -= len(set(pairs))   # report derived facts, like thinkingdb
+    elif engine == "networkx":
+        import networkx as nx
+        dg = nx.DiGraph(pairs)
+        out["load_s"] = time.perf_counter() - t0
+        out["median_s"], tc = timed(lambda: nx.transitive_closure_dag(dg), runs)
+        out["facts"] = tc.number_of_edges()
+    elif engine == "pyoxigraph":
+        return query_oxigraph(spec, pairs, out)
+    out.setdefault("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return out
+
+
+def query_sources(pairs, n: int) -> list[str]:
+    rnd = random.Random(11)
+    children = sorted({a for a, _ in pairs})
+    return [children[rnd.randrange(len(children))] for _ in range(n)]
+
+
+def percentiles(times: list[float]) -> dict:
+    times = sorted(times)
+    return {"p50_ms": 1000 * times[len(times) // 2], "p99_ms": 1000 * times[min(len(times) - 1, int(len(times) * 0.99))]}
+
+
+def query_thinkingdb(spec, g, pairs, out):
+    from thinkingdb.model import PathRel, PathRepeat, Query, QueryPattern, Var
+    from thinkingdb.query import evaluate
+    path = PathRepeat(PathRel("r"), 1, 3)
+    times, answers = [], 0
+    for s in query_sources(pairs, spec["queries"]):
+        q = Query((QueryPattern(s, path, Var("x")),))
+        t = time.perf_counter()
+        res = evaluate(q, g, ())
+        times.append(time.perf_counter() - t)
+        answers += len(res.answers)
+    out.update(percentiles(times[10:] or times), answers=answers)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def query_clingo(spec, pairs, out):
+    import clingo
+    ctl = clingo.Control(["--warn=none"])
+    ctl.add("base", [], "".join(f"e({a},{b}).\n" for a, b in pairs))
+    ctl.ground([("base", [])])
+    times, answers = [], 0
+    for i, s in enumerate(query_sources(pairs, spec["queries"])):
+        t = time.perf_counter()
+        ctl.add(f"q{i}", [], f"a{i}(Y):-e({s},Y). b{i}(Z):-a{i}(Y),e(Y,Z). c{i}(Z):-b{i}(Y),e(Y,Z). "
+                             f"x{i}(Y):-a{i}(Y). x{i}(Y):-b{i}(Y). x{i}(Y):-c{i}(Y).")
+        ctl.ground([(f"q{i}", [])])
+        got = [a.symbol.arguments[0] for a in ctl.symbolic_atoms.by_signature(f"x{i}", 1)]
+        times.append(time.perf_counter() - t)
+        answers += len(got)
+    out.update(percentiles(times[10:] or times), answers=answers)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def query_oxigraph(spec, pairs, out):
+    import pyoxigraph as ox
+    store = ox.Store()
+    r = ox.NamedNode("http://t/r")
+    store.bulk_extend(ox.Quad(ox.NamedNode(f"http://t/{a}"), r, ox.NamedNode(f"http://t/{b}"), ox.DefaultGraph())
+                      for a, b in pairs)
+    times, answers = [], 0
+    for s in query_sources(pairs, spec["queries"]):
+        q = f"SELECT DISTINCT ?x WHERE {{ <http://t/{s}> (<http://t/r>|<http://t/r>/<http://t/r>|<http://t/r>/<http://t/r>/<http://t/r>) ?x }}"
+        t = time.perf_counter()
+        got = [row[0] for row in store.query(q)]
+        times.append(time.perf_counter() - t)
+        answers += len(got)
+    out.update(percentiles(times[10:] or times), answers=answers)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def umls(spec, out):
+    from thinkingdb.closure import closure
+    from thinkingdb.graph import FactGraph
+    from thinkingdb.model import Atom, Fact, Limits, Rule, Var
+    data = Path(spec["data"]) / "umls"
+
+    def read(name):
+        with open(data / name, encoding="utf-8") as fh:
+            return [tuple(line.rstrip("\n").split("\t")) for line in fh if line.strip()]
+    train, valid, test = read("train.txt"), read("valid.txt"), read("test.txt")
+    g = FactGraph(Fact(*t) for t in train)
+    x, y, z = Var("x"), Var("y"), Var("z")
+    rules = []
+    # r ranges over every relation; for r = isa the subject side is transitivity, and the object side
+    # (two subtypes of one type are subtypes of each other) is left out: it would make siblings isa.
+    for rel in sorted({r for _, r, _ in train + valid + test}):
+        rules.append(Rule(f"subject_inherits_{rel}", (Atom(x, "isa", y), Atom(y, rel, z)), Atom(x, rel, z)))
+        if rel != "isa":
+            rules.append(Rule(f"object_inherits_{rel}", (Atom(x, rel, y), Atom(z, "isa", y)), Atom(x, rel, z)))
+    known = set(valid) | set(test)
+    for depth in (1, None):
+        t = time.perf_counter()
+        res = closure(g, rules, limits=Limits(max_depth=depth))
+        el = time.perf_counter() - t
+        derived = {(k.subject, k.relation, k.object) for k in res.derived}
+        hit = len(derived & set(test))
+        out[f"depth_{depth}"] = {"seconds": el, "derived": len(derived), "test_recall": hit / len(test),
+                                 "test_hits": hit, "precision_vs_test": hit / max(len(derived), 1),
+                                 "precision_vs_valid_and_test": len(derived & known) / max(len(derived), 1)}
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+# -- driver ------------------------------------------------------------------------------------
+def spawn(spec: dict) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
+    if proc.returncode:
+        return {"engine": spec["engine"], "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    cpu = "unknown"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    import clingo
+    import networkx
+    return (f"{platform.platform()} | {cpu} | {os.cpu_count()} cores | {mem:.0f} GiB | Python {platform.python_version()}"
+            f" | clingo {clingo.__version__} | networkx {networkx.__version__}")
+
+
+def show(title: str, rows: list[dict], base: str = "thinkingdb") -> None:
+    print(f"\n== {title}")
+    ref = next((r for r in rows if r.get("engine") == base and "median_s" in r), None)
+    for r in rows:
+        if "error" in r:
+            print(f"  {r['engine']:<12} ERROR {r['error']}")
+            continue
+        extra = {k: v for k, v in r.items() if k not in ("engine", "median_s", "peak_mb", "load_s")}
+        ratio = ""
+        if ref and "median_s" in r and r is not ref:
+            ratio = f"  ({r['median_s'] / ref['median_s']:.2f}x thinkingdb's time, {r['peak_mb'] / ref['peak_mb']:.2f}x its memory)"
+        med = f"median {r['median_s']:.3f}s" if "median_s" in r else ""
+        print(f"  {r['engine']:<12} {med} load {r.get('load_s', 0):.2f}s peak {r.get('peak_mb', 0):.0f} MB {extra}{ratio}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--skip-clingo", action="store_true")
+    ap.add_argument("--only", nargs="*", default=["go", "generated", "query", "umls"])
+    ap.add_argument("--worker")
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args)))
+        return
+    data = str(args.data.resolve())
+    print("machine:", machine())
+    print(f"runs: {args.runs} (median), peak memory = ru_maxrss of a fresh subprocess per engine")
+    others = [] if args.skip_clingo else ["clingo"]
+    if "go" in args.only:
+        rows = [spawn({"task": "go", "engine": e, "runs": args.runs, "data": data})
+                for e in ["thinkingdb"] + others + ["networkx"]]
+        show("GO full closure, ancestor over all 5 relations (gold 791,949)", rows)
+    if "generated" in args.only:
+        print(f"\ngenerated graphs: layered DAGs, {LEVELS} levels, {PARENTS} parents per node, "
+              f"random = uniform within ±{WINDOW} positions, scale-free = preferential attachment; seed 7")
+        for kind in ("random", "scale-free"):
+            for size in args.sizes:
+                for task in ("tc", "compose"):
+                    rows = [spawn({"task": task, "engine": e, "runs": args.runs, "kind": kind, "size": size})
+                            for e in ["thinkingdb"] + others]
+                    show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
+    if "query" in args.only:
+        size = max(args.sizes)
+        for kind in ("random", "scale-free"):
+            rows = [spawn({"task": "query", "engine": e, "runs": 1, "kind": kind, "size": size, "queries": args.queries})
+                    for e in ["thinkingdb"] + others + ["pyoxigraph"]]
+            print(f"\n== depth-3 single-source queries (s r{{1,3}} ?x), {kind} {size:,} edges, {args.queries} sources")
+            for r in rows:
+                print(f"  {r['engine']:<12} " + (f"ERROR {r['error']}" if "error" in r else
+                      f"p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  answers {r['answers']}  peak {r['peak_mb']:.0f} MB"))
+    if "umls" in args.only:
+        r = spawn({"task": "umls", "engine": "thinkingdb", "runs": 1, "data": data})
+        print("\n== UMLS isa inheritance (subject side and object side, every relation), train -> test")
+        for key in ("depth_1", "depth_None"):
+            if key in r:
+                print(f"  {key:<11} {json.dumps(r[key])}")
+        if "error" in r:
+            print("  ERROR", r["error"])
+
+
+if __name__ == "__main__":
+    main()
