@@ -143,7 +143,7 @@ class Tokenizer:
 
         >>> p = Tokenizer().params()
         >>> (p["language"], p["stem"], len(p["stopwords"]))
-        ('english', True, 33)
+        ('english', True, 93)
         """
         return {
             "tokenizer_version": TOKENIZER_VERSION,
