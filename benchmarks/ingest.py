@@ -78,8 +78,10 @@ def _machine() -> str:
     except OSError:
         pass
     import sqlite3
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, Python "
-            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}; load average {load} "
+            "(other processes competing for the CPUs slow every figure alike)")
 
 
 def _read_edges(tsv: str) -> list[tuple[str, str, str]]:
@@ -152,6 +154,7 @@ def main(argv=None) -> int:
             res = _measure("tsv", path, work, args.runs)
             res["kind"] = f"thinkingdb TSV ({args.tsv_lines:,} lines)"
             _print_table([res], baseline)
+            print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
             return 0
         tsv = os.path.join(args.data, "go", "edges.tsv")
         rows = _read_edges(tsv)
@@ -174,6 +177,7 @@ def main(argv=None) -> int:
                 print(f"{r['kind']}: {results[2]['seconds'] / r['seconds']:.2f}x faster than rdflib "
                       f"({r['facts_per_s']:,.0f} vs {results[2]['facts_per_s']:,.0f} facts/s)")
         goals = [("TSV", results[0]["facts_per_s"], 100_000), (".tdb", results[1]["facts_per_s"], 30_000)]
+        print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, rate, goal in goals:
             print(f"goal {name} >= {goal:,} facts/s: {'met' if rate >= goal else 'NOT met'} ({rate:,.0f})")
     return 0
