@@ -97,7 +97,7 @@ class ClosureBounds:
     (an answering chain always outranks a partial one of the same score).
     """
 
-    max_nodes: int = 512
+    max_nodes: int = 256
     max_derived: int = 20_000
     timeout_ms: float = 200.0
     seed_units: int = 5
