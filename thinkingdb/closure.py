@@ -171,16 +171,30 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
     def canon(rule_idx: int, prems: tuple) -> tuple:
         return names[rule_idx], tuple(ids.key_rank(k) for k in prems)
 
+    a_out, n_out = g._out, len(g._out)
+
+    def conf_of(s: int, r: int, o: int):
+        """Asserted confidence in scope (inlined twin of FactStore.asserted_conf: this is the hot path)."""
+        if r < n_out and (scope is None or (scope[s] and scope[o])):
+            row = a_out[r].get(s)
+            if row is not None:
+                return row.get(o)
+        return None
+
     def make_emit(plan):
         w, rule_idx = plan.weight, plan.rule_idx
 
         def emit(head: tuple, prems: tuple) -> None:
             score, depth = w, 0
             for k in prems:
-                sd = store.score_depth(k)
-                score *= sd[0]
-                if sd[1] > depth:
-                    depth = sd[1]
+                c = conf_of(*k)
+                if c is not None:
+                    score *= c
+                else:
+                    v = rec[k]
+                    score *= v[0]
+                    if v[1] > depth:
+                        depth = v[1]
             depth += 1
             if alts is not None and not state["probe"]:
                 mine = alts.setdefault(head, {})
@@ -188,7 +202,7 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
                 old = mine.get(key)
                 if old is None or score > old[0]:
                     mine[key] = (score, depth)
-            if store.asserted_conf(*head) is not None:
+            if conf_of(*head) is not None:
                 return
             cur = rec.get(head)
             if cur is not None and score <= cur[0]:
@@ -260,7 +274,7 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
                 break
     except _Timeout:
         truncated = truncated or "time"
-    asserted = sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
+    asserted = len(g) if scope is None else sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
     stats = ClosureStats("semi-naive", asserted, n_derived, rounds, firings, n_nodes,
                          (time.perf_counter() - t0) * 1000)
     return ClosureResult(g, ids, rules, store, hist, alts, alternatives, truncated, stats)
