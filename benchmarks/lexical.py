@@ -133,7 +133,7 @@ RUNNERS = {"lexical": run_lexical, "bm25s": run_bm25s, "tantivy": run_tantivy}
 
 def worker(engine: str, data: Path, size: int, nq: int, sample: int) -> None:
     if engine == "bm25s":
-        import bm25s  # noqa: F401  (imports are not part of the measured memory)
+        import bm25s  # noqa: F401  # pyflakes: ignore (imports are not part of the measured memory)
         import Stemmer  # noqa: F401
     elif engine == "tantivy":
         import tantivy  # noqa: F401

@@ -18,7 +18,7 @@ from lexical import (
 )
 from lexical.errors import DocumentError, FieldError, ParameterError, UnknownDocumentError
 
-from strategies_lexical import FIELDS, WORDS, field_docs, naive_bm25f, ops, plain_docs, queries
+from strategies_lexical import WORDS, field_docs, naive_bm25f, ops, plain_docs, queries
 
 PLAIN_TOK = Tokenizer(stem=False, stopwords=[])
 WEIGHTS = {"topic": 1.5, "claim": 1.0, "role": 0.5, "condition": 0.6, "text": 1.0}
