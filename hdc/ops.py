@@ -20,6 +20,7 @@ Formulas (``dim`` bits, ``h(a, b)`` = number of differing bits):
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
@@ -230,6 +231,8 @@ _EXECUTOR: ThreadPoolExecutor | None = None
 _BLOCK_BYTES = 1 << 20
 #: Below this many words a scan runs on the calling thread (thread start-up would dominate).
 _THREAD_MIN_WORDS = 1 << 20
+#: Blocks per task of a threaded scan (8 blocks = 8 MiB of rows at 1 MiB blocks).
+_TASK_BLOCKS = 8
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
@@ -237,6 +240,22 @@ def _executor(workers: int) -> ThreadPoolExecutor:
     if _EXECUTOR is None or _EXECUTOR._max_workers < workers:
         _EXECUTOR = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hdc-scan")
     return _EXECUTOR
+
+
+_LOCAL = threading.local()
+
+
+def _buffers(block: int, words: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint8], npt.NDArray[np.uint16]]:
+    """This thread's scan buffers (kept between calls: about 1.1 MiB per thread)."""
+    bufs = getattr(_LOCAL, "bufs", None)
+    if bufs is None or bufs[0].shape != (block, words):
+        bufs = (
+            np.empty((block, words), dtype=np.uint64),
+            np.empty((block, words), dtype=np.uint8),
+            np.empty(block, dtype=np.uint16),
+        )
+        _LOCAL.bufs = bufs
+    return bufs
 
 
 def _scan(
@@ -250,10 +269,8 @@ def _scan(
 ) -> None:
     """Hamming distances of positions ``start:stop`` into ``out``, one cache-sized block at a time."""
     words = matrix.shape[1]
-    xor_buf = np.empty((block, words), dtype=np.uint64)
-    count_buf = np.empty((block, words), dtype=np.uint8)
+    xor_buf, count_buf, sum_buf = _buffers(block, words)
     narrow = words * 64 < 1 << 16  # row sums fit uint16: einsum's uint16 reduction is the fastest numpy has
-    sum_buf = np.empty(block, dtype=np.uint16)
     for s in range(start, stop, block):
         e = min(s + block, stop)
         x, c = xor_buf[: e - s], count_buf[: e - s]
@@ -308,9 +325,9 @@ def batch_hamming(
     if nthreads <= 1 or n * words < _THREAD_MIN_WORDS:
         _scan(q, m, idx, out, 0, n, block)
         return out
-    # Split on block boundaries so every thread keeps full blocks.
-    per = -(-n // nthreads)
-    per = -(-per // block) * block
+    # Many tasks of whole blocks, taken by the threads as they come free: when another process holds
+    # a core, the other thread takes more of the work instead of waiting for the slow one.
+    per = block * max(1, min(_TASK_BLOCKS, -(-n // (block * nthreads))))
     bounds = [(s, min(s + per, n)) for s in range(0, n, per)]
     futures = [_executor(nthreads).submit(_scan, q, m, idx, out, s, e, block) for s, e in bounds]
     for f in futures:
