@@ -52,7 +52,7 @@ def test_hdc_imports_only_numpy_and_the_standard_library(module):
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             roots.add(node.module.split(".")[0])
     assert not roots & {"thinkingdb", "grammar", "lexical"}
-    assert roots <= {"numpy", "__future__", "hashlib", "json", "os", "math", "zipfile", "typing", "dataclasses", "functools", "concurrent"}
+    assert roots <= {"numpy", "__future__", "hashlib", "json", "os", "math", "zipfile", "typing", "dataclasses", "functools", "concurrent", "threading"}
 
 
 @pytest.mark.parametrize("module", MODULES)
