@@ -322,8 +322,9 @@ class Store:
             self._stage = True
         c.execute("DELETE FROM temp.stage")
         c.executemany("INSERT INTO temp.stage VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        # Sorted, so the unique index is walked in order rather than at random (large random inputs).
         c.execute("INSERT INTO facts (subject, relation, object, confidence) SELECT s, r, o, c FROM temp.stage "
-                  "WHERE true ON CONFLICT (subject, relation, object) DO UPDATE SET "
+                  "WHERE true ORDER BY s, r, o ON CONFLICT (subject, relation, object) DO UPDATE SET "
                   "confidence = max(confidence, excluded.confidence)")
         c.execute(f"INSERT INTO provenance SELECT f.id, {int(origin)}, st.line, st.unit, st.c, st.detail "
                   "FROM temp.stage st JOIN facts f ON f.subject = st.s AND f.relation = st.r AND f.object = st.o "
