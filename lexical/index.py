@@ -127,7 +127,9 @@ class BM25Index(PostingStore):
             texts = self._field_texts(doc_id, fields)
             docs.pop(doc_id, None)
             docs[doc_id] = texts
-        self._load(list(docs.items()))
+        items = list(docs.items())
+        del docs
+        self._load(items)
 
     def update(self, doc_id: str, fields: Fields) -> None:
         """Replace a document (same as :meth:`add`; an unknown id is simply added).

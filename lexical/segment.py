@@ -85,27 +85,61 @@ class Segment:
 
         ``fields`` may be ``None`` when there is one field.
         """
-        if len(terms) == 0:
-            return cls(np.zeros(n_terms + 1, np.int64), np.zeros(0, np.int32), np.zeros((0, n_fields), np.uint16))
-        n_slots = int(slots.max()) + 1
-        key = terms.astype(np.int64) * n_slots + slots
-        if fields is not None and n_fields > 1:
-            key = key * n_fields + fields
-        uniq, counts = np.unique(key, return_counts=True)
-        if fields is not None and n_fields > 1:
-            field_col = (uniq % n_fields).astype(np.intp)
-            uniq //= n_fields
-        else:
-            field_col = None
-        # uniq is sorted, so equal (term, slot) pairs are adjacent
-        starts = np.flatnonzero(np.concatenate(([True], uniq[1:] != uniq[:-1])))
-        pair = uniq[starts]
-        post_terms = (pair // n_slots).astype(np.int32)
-        post_slots = (pair % n_slots).astype(np.int32)
-        tf = np.zeros((len(starts), n_fields), dtype=_tf_dtype(int(counts.max())))
-        if field_col is None:
-            tf[:, 0] = counts
-        else:
-            row = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(uniq))))
-            tf[row, field_col] = counts
+        post_terms, post_slots, tf = count_postings(terms, slots, fields, n_fields)
         return cls.from_postings(post_terms, post_slots, tf, n_terms, presorted=True)
+
+    @classmethod
+    def from_chunks(cls, chunks: list[tuple[IntArray, IntArray, IntArray]], n_terms: int, n_fields: int) -> Segment:
+        """Build from :func:`count_postings` outputs of consecutive slot ranges (ascending)."""
+        if not chunks:
+            return cls(np.zeros(n_terms + 1, np.int64), np.zeros(0, np.int32), np.zeros((0, n_fields), np.uint16))
+        terms = np.concatenate([c[0] for c in chunks])
+        # chunks are in slot order, so a stable sort by term gives (term, slot) order
+        order = np.argsort(terms, kind="stable")
+        terms = terms[order]
+        slots = np.concatenate([c[1] for c in chunks])[order]
+        max_tf = max(int(c[2].max()) if len(c[2]) else 0 for c in chunks)
+        tf = np.concatenate([c[2] for c in chunks]).astype(_tf_dtype(max_tf), copy=False)[order]
+        del order
+        return cls.from_postings(terms, slots, tf, n_terms, presorted=True)
+
+
+def count_postings(
+    terms: IntArray, slots: IntArray, fields: IntArray | None, n_fields: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Postings (term, slot, tf per field) of token occurrences, sorted by term then slot.
+
+    >>> t, s, tf = count_postings(np.array([5, 2, 5]), np.array([0, 0, 0]), None, 1)
+    >>> t.tolist(), s.tolist(), tf.ravel().tolist()
+    ([2, 5], [0, 0], [1, 2])
+    """
+    if len(terms) == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, n_fields), np.uint16)
+    base = int(slots.min())
+    n_slots = int(slots.max()) - base + 1
+    key = terms.astype(np.int64) * n_slots + (slots - base)
+    if fields is not None and n_fields > 1:
+        key = key * n_fields + fields
+    key.sort()
+    first = np.concatenate(([True], key[1:] != key[:-1]))
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(key)))
+    uniq = key[starts]
+    del key, first
+    if fields is not None and n_fields > 1:
+        field_col = (uniq % n_fields).astype(np.intp)
+        uniq //= n_fields
+    else:
+        field_col = None
+    # uniq is sorted, so equal (term, slot) pairs are adjacent
+    new_pair = np.concatenate(([True], uniq[1:] != uniq[:-1]))
+    pair = uniq[new_pair]
+    post_terms = (pair // n_slots).astype(np.int32)
+    post_slots = (pair % n_slots + base).astype(np.int32)
+    tf = np.zeros((len(pair), n_fields), dtype=_tf_dtype(int(counts.max())))
+    if field_col is None:
+        tf[:, 0] = counts
+    else:
+        row = np.cumsum(new_pair) - 1
+        tf[row, field_col] = counts
+    return post_terms, post_slots, tf

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from . import scoring
 from .errors import UnknownDocumentError
-from .segment import Segment
+from .segment import Segment, count_postings
 from .tokenizer import Tokenizer
 from .values import BM25Params
 
@@ -110,12 +110,12 @@ class PostingStore:
             self._learn(words)
             return list(chain.from_iterable(map(cache.__getitem__, words)))
 
-    def _learn(self, words: Iterable[str]) -> None:
+    def _learn(self, words: Iterable[str], remember: bool = True) -> None:
         cache = self._word_ids
         if len(cache) > 1_000_000:
             cache.clear()
         new = [w for w in set(words) if w not in cache]
-        for w, terms in zip(new, self.tokenizer.analyze_words(new)):
+        for w, terms in zip(new, self.tokenizer.analyze_words(new, remember=remember)):
             cache[w] = self._term_ids(terms)
 
     def _grow(self, n_slots: int) -> None:
@@ -273,14 +273,17 @@ class PostingStore:
     def _refresh_all(self) -> None:
         """Vectorized df and impacts of every term (right after a bulk build: one segment, all alive)."""
         main = self._main
-        v = len(self._terms)
         df = np.diff(main.indptr).astype(np.int64)
         n = self._n_live
         # math.log per term, exactly as _refresh does it (numpy's vector log may round differently)
         idf = np.array([scoring.idf(d, n) for d in df.tolist()], dtype=np.float64)
-        main.impacts = np.repeat(idf, df) * self._base(main.tf, main.slots)
+        term_of = np.repeat(np.arange(len(df), dtype=np.int32), df)
+        step = 1 << 17  # bounded temporaries
+        for a in range(0, main.n_postings, step):
+            b = min(a + step, main.n_postings)
+            main.impacts[a:b] = idf[term_of[a:b]] * self._base(main.tf[a:b], main.slots[a:b])
         self._df = df
-        self._stamp = np.full(v, self._version, dtype=np.int64)
+        self._stamp = np.full(len(df), self._version, dtype=np.int64)
 
     def _refresh(self, term: int, segments: Sequence[Segment]) -> None:
         if term >= len(self._stamp):
@@ -309,37 +312,45 @@ class PostingStore:
         self._reset()
         nf = len(self._fields)
         self._grow(n)
-        buf_terms = np.zeros(0, np.int32)
-        term_chunks: list[npt.NDArray[np.int32]] = []
-        length_rows: list[int] = []  # tokens per (doc, field) entry, in order
-        entry_slot: list[int] = []
-        entry_col: list[int] = []
+        chunks = []
+        dl = np.zeros((n, nf), dtype=np.int64)
         words_of = self.tokenizer.words
         with _no_gc():
             for start in range(0, n, _CHUNK):
-                chunk = items[start : start + _CHUNK]
-                split = [[(col, words_of(text)) for col, text in texts] for _, texts in chunk]
+                split = [[(col, words_of(text)) for col, text in texts] for _, texts in items[start : start + _CHUNK]]
+                seen: set[str] = set()
+                for entries in split:
+                    for _, ws in entries:
+                        seen.update(ws)
                 cache = self._word_ids
-                self._learn(w for entries in split for _, ws in entries for w in ws if w not in cache)
+                self._learn([w for w in seen if w not in cache], remember=False)
+                del seen
                 getter = cache.__getitem__
                 flat: list[int] = []
+                lengths, e_slot, e_col = [], [], []
                 for offset, entries in enumerate(split):
-                    slot = start + offset
                     for col, ws in entries:
                         before = len(flat)
                         flat.extend(chain.from_iterable(map(getter, ws)))
-                        length_rows.append(len(flat) - before)
-                        entry_slot.append(slot)
-                        entry_col.append(col)
-                term_chunks.append(np.array(flat, dtype=np.int32))
-        buf_terms = np.concatenate(term_chunks) if term_chunks else buf_terms
-        lengths = np.array(length_rows, dtype=np.int64)
-        e_slot = np.array(entry_slot, dtype=np.int32)
-        e_col = np.array(entry_col, dtype=np.uint8)
-        tok_slot = np.repeat(e_slot, lengths)
-        tok_col = np.repeat(e_col, lengths) if nf > 1 else None
-        dl = np.zeros((n, nf), dtype=np.int64)
-        np.add.at(dl, (e_slot, e_col), lengths)
+                        lengths.append(len(flat) - before)
+                        e_slot.append(start + offset)
+                        e_col.append(col)
+                del split
+                e_slot_a = np.array(e_slot, dtype=np.int32)
+                e_col_a = np.array(e_col, dtype=np.intp)
+                lengths_a = np.array(lengths, dtype=np.int64)
+                np.add.at(dl, (e_slot_a, e_col_a), lengths_a)
+                chunks.append(
+                    count_postings(
+                        np.array(flat, dtype=np.int32),
+                        np.repeat(e_slot_a, lengths_a),
+                        np.repeat(e_col_a, lengths_a) if nf > 1 else None,
+                        nf,
+                    )
+                )
+        # the raw-word cache only pays while tokenizing in bulk; free it before the big arrays
+        self._word_ids = {}
+        del cache, getter
         role = np.full(n, -1, dtype=np.int32)
         for slot, (doc_id, texts) in enumerate(items):
             self._ids.append(doc_id)
@@ -354,6 +365,7 @@ class PostingStore:
         self._n_live = n
         self._total_len = dl.sum(axis=0).tolist()
         self._nonempty = (dl > 0).sum(axis=0).tolist()
-        self._main = Segment.from_tokens(buf_terms, tok_slot, tok_col, len(self._terms), nf)
+        self._main = Segment.from_chunks(chunks, len(self._terms), nf)
+        del chunks
         self._main_end = n
         self._refresh_all()

@@ -176,13 +176,17 @@ class Tokenizer:
             return cached
         return self.analyze_words([word])[0]
 
-    def analyze_words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+    def analyze_words(self, words: Sequence[str], remember: bool = True) -> list[tuple[str, ...]]:
         """Terms of many words at once; unseen words are stemmed in one PyStemmer call.
+
+        ``remember=False`` leaves the per-word cache untouched (bulk indexing keeps its own).
 
         >>> Tokenizer().analyze_words(["running", "the", "x-ray"])
         [('run',), (), ('x-ray', 'x', 'ray')]
         """
         cache = self._cache
+        if not remember:
+            return self._analyze_batch(words)
         missing = {w for w in words if w not in cache}
         if missing:
             if len(cache) + len(missing) > _CACHE_LIMIT:
@@ -197,6 +201,14 @@ class Tokenizer:
                 cache.update((w, tuple(parts)) for w, parts in prepared.items())
         return [cache[w] if w in cache else self._uncached(w) for w in words]
 
+    def _analyze_batch(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        prepared = [self._prepare(w) for w in words]
+        if self._stemmer is None:
+            return [tuple(parts) for parts in prepared]
+        flat = list({s for parts in prepared for s in parts})
+        stem_of = dict(zip(flat, self._stemmer.stemWords(flat)))
+        return [tuple(stem_of[s] for s in parts) for parts in prepared]
+
     def _uncached(self, word: str) -> tuple[str, ...]:
         parts = self._prepare(word)
         return tuple(self._stemmer.stemWords(parts)) if self._stemmer is not None else tuple(parts)
@@ -205,9 +217,9 @@ class Tokenizer:
         """Steps 3 to 7: the unstemmed surviving words."""
         stop = self.stopwords
         if word.isascii():
-            if word.isalnum():
-                return [] if word in stop else [word]
-            w = word.strip(_ASCII_EDGE)
+            w = word if word.isalnum() else word.strip(_ASCII_EDGE)
+            if w.isalnum():
+                return [] if w in stop else [w]
             if w.endswith("'s"):
                 w = w[:-2].strip(_ASCII_EDGE)
         else:
