@@ -315,6 +315,8 @@ class PostingStore:
         chunks = []
         dl = np.zeros((n, nf), dtype=np.int64)
         words_of = self.tokenizer.words
+        cache: dict[str, tuple[int, ...]] = self._word_ids
+        getter = cache.__getitem__
         with _no_gc():
             for start in range(0, n, _CHUNK):
                 split = [[(col, words_of(text)) for col, text in texts] for _, texts in items[start : start + _CHUNK]]
