@@ -90,18 +90,33 @@ class Segment:
 
     @classmethod
     def from_chunks(cls, chunks: list[tuple[IntArray, IntArray, IntArray]], n_terms: int, n_fields: int) -> Segment:
-        """Build from :func:`count_postings` outputs of consecutive slot ranges (ascending)."""
-        if not chunks:
-            return cls(np.zeros(n_terms + 1, np.int64), np.zeros(0, np.int32), np.zeros((0, n_fields), np.uint16))
-        terms = np.concatenate([c[0] for c in chunks])
-        # chunks are in slot order, so a stable sort by term gives (term, slot) order
-        order = np.argsort(terms, kind="stable")
-        terms = terms[order]
-        slots = np.concatenate([c[1] for c in chunks])[order]
-        max_tf = max(int(c[2].max()) if len(c[2]) else 0 for c in chunks)
-        tf = np.concatenate([c[2] for c in chunks]).astype(_tf_dtype(max_tf), copy=False)[order]
-        del order
-        return cls.from_postings(terms, slots, tf, n_terms, presorted=True)
+        """Build from :func:`count_postings` outputs of consecutive slot ranges, consuming ``chunks``.
+
+        A counting sort: each chunk's postings (sorted by term) are written
+        straight to their final CSR positions, so only one chunk is ever copied.
+        """
+        counts = np.zeros(n_terms, dtype=np.int64)
+        max_tf = 0
+        for terms, _, tf in chunks:
+            counts += np.bincount(terms, minlength=n_terms)
+            max_tf = max(max_tf, int(tf.max()) if len(tf) else 0)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        fill = indptr[:-1].copy()
+        slots_out = np.empty(int(indptr[-1]), dtype=np.int32)
+        tf_out = np.empty((int(indptr[-1]), n_fields), dtype=_tf_dtype(max_tf))
+        chunks.reverse()
+        while chunks:
+            terms, slots, tf = chunks.pop()
+            if not len(terms):
+                continue
+            starts = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1])))
+            run = np.diff(np.append(starts, len(terms)))
+            dest = fill[terms] + (np.arange(len(terms)) - np.repeat(starts, run))
+            slots_out[dest] = slots
+            tf_out[dest] = tf
+            fill[terms[starts]] += run
+        return cls(indptr, slots_out, tf_out)
 
 
 def count_postings(
