@@ -162,10 +162,11 @@ def worker(args) -> dict:
     return out
 
 
-def query_sources(pairs, n: int) -> list[str]:
+def query_sources(pairs, n: int, direction: str = "up") -> list[str]:
+    """Random symbols with an edge in the walking direction (fixed seed)."""
     rnd = random.Random(11)
-    children = sorted({a for a, _ in pairs})
-    return [children[rnd.randrange(len(children))] for _ in range(n)]
+    ends = sorted({a for a, _ in pairs} if direction == "up" else {b for _, b in pairs})
+    return [ends[rnd.randrange(len(ends))] for _ in range(n)]
 
 
 def percentiles(times: list[float]) -> dict:
@@ -178,8 +179,10 @@ def query_thinkingdb(spec, g, pairs, out):
     from thinkingdb.query import evaluate
     path = PathRepeat(PathRel("r"), 1, 3)
     times, answers = [], 0
-    for s in query_sources(pairs, spec["queries"]):
-        q = Query((QueryPattern(s, path, Var("x")),))
+    up = spec["direction"] == "up"
+    evaluate(Query((QueryPattern(pairs[0][0], path, Var("x")),)), g, ())   # warm-up: canonical ranks
+    for s in query_sources(pairs, spec["queries"], spec["direction"]):
+        q = Query((QueryPattern(s, path, Var("x")) if up else QueryPattern(Var("x"), path, s),))
         t = time.perf_counter()
         res = evaluate(q, g, ())
         times.append(time.perf_counter() - t)
@@ -195,10 +198,13 @@ def query_clingo(spec, pairs, out):
     ctl.add("base", [], "".join(f"e({a},{b}).\n" for a, b in pairs))
     ctl.ground([("base", [])])
     times, answers = [], 0
-    for i, s in enumerate(query_sources(pairs, spec["queries"])):
+    for i, s in enumerate(query_sources(pairs, spec["queries"], spec["direction"])):
         t = time.perf_counter()
-        ctl.add(f"q{i}", [], f"a{i}(Y):-e({s},Y). b{i}(Z):-a{i}(Y),e(Y,Z). c{i}(Z):-b{i}(Y),e(Y,Z). "
-                             f"x{i}(Y):-a{i}(Y). x{i}(Y):-b{i}(Y). x{i}(Y):-c{i}(Y).")
+        if spec["direction"] == "up":
+            prog = f"a{i}(Y):-e({s},Y). b{i}(Z):-a{i}(Y),e(Y,Z). c{i}(Z):-b{i}(Y),e(Y,Z). "
+        else:
+            prog = f"a{i}(Y):-e(Y,{s}). b{i}(Z):-a{i}(Y),e(Z,Y). c{i}(Z):-b{i}(Y),e(Z,Y). "
+        ctl.add(f"q{i}", [], prog + f"x{i}(Y):-a{i}(Y). x{i}(Y):-b{i}(Y). x{i}(Y):-c{i}(Y).")
         ctl.ground([(f"q{i}", [])])
         got = [a.symbol.arguments[0] for a in ctl.symbolic_atoms.by_signature(f"x{i}", 1)]
         times.append(time.perf_counter() - t)
@@ -215,8 +221,10 @@ def query_oxigraph(spec, pairs, out):
     store.bulk_extend(ox.Quad(ox.NamedNode(f"http://t/{a}"), r, ox.NamedNode(f"http://t/{b}"), ox.DefaultGraph())
                       for a, b in pairs)
     times, answers = [], 0
-    for s in query_sources(pairs, spec["queries"]):
-        q = f"SELECT DISTINCT ?x WHERE {{ <http://t/{s}> (<http://t/r>|<http://t/r>/<http://t/r>|<http://t/r>/<http://t/r>/<http://t/r>) ?x }}"
+    p = "(<http://t/r>|<http://t/r>/<http://t/r>|<http://t/r>/<http://t/r>/<http://t/r>)"
+    for s in query_sources(pairs, spec["queries"], spec["direction"]):
+        pattern = f"<http://t/{s}> {p} ?x" if spec["direction"] == "up" else f"?x {p} <http://t/{s}>"
+        q = f"SELECT DISTINCT ?x WHERE {{ {pattern} }}"
         t = time.perf_counter()
         got = [row[0] for row in store.query(q)]
         times.append(time.perf_counter() - t)
@@ -327,10 +335,12 @@ def main() -> None:
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
     if "query" in args.only:
         size = max(args.sizes)
-        for kind in ("random", "scale-free"):
-            rows = [spawn({"task": "query", "engine": e, "runs": 1, "kind": kind, "size": size, "queries": args.queries})
+        for kind, direction in (("random", "up"), ("scale-free", "up"), ("random", "down"), ("scale-free", "down")):
+            rows = [spawn({"task": "query", "engine": e, "runs": 1, "kind": kind, "size": size,
+                           "queries": args.queries, "direction": direction})
                     for e in ["thinkingdb"] + others + ["pyoxigraph"]]
-            print(f"\n== depth-3 single-source queries (s r{{1,3}} ?x), {kind} {size:,} edges, {args.queries} sources")
+            shape = "s r{1,3} ?x (towards the roots)" if direction == "up" else "?x r{1,3} s (towards the leaves)"
+            print(f"\n== depth-3 single-source queries {shape}, {kind} {size:,} edges, {args.queries} sources")
             for r in rows:
                 print(f"  {r['engine']:<12} " + (f"ERROR {r['error']}" if "error" in r else
                       f"p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  answers {r['answers']}  peak {r['peak_mb']:.0f} MB"))
