@@ -187,19 +187,12 @@ class Tokenizer:
         cache = self._cache
         if not remember:
             return self._analyze_batch(words)
-        missing = {w for w in words if w not in cache}
+        missing = list({w for w in words if w not in cache})
         if missing:
             if len(cache) + len(missing) > _CACHE_LIMIT:
                 cache.clear()
-            prepared = {w: self._prepare(w) for w in missing}
-            if self._stemmer is not None:
-                flat = sorted({s for parts in prepared.values() for s in parts})
-                stem_of = dict(zip(flat, self._stemmer.stemWords(flat)))
-                for w, parts in prepared.items():
-                    cache[w] = tuple(stem_of[s] for s in parts)
-            else:
-                cache.update((w, tuple(parts)) for w, parts in prepared.items())
-        return [cache[w] if w in cache else self._uncached(w) for w in words]
+            cache.update(zip(missing, self._analyze_batch(missing)))
+        return [cache[w] for w in words]
 
     def _analyze_batch(self, words: Sequence[str]) -> list[tuple[str, ...]]:
         prepared = [self._prepare(w) for w in words]
@@ -208,10 +201,6 @@ class Tokenizer:
         flat = list({s for parts in prepared for s in parts})
         stem_of = dict(zip(flat, self._stemmer.stemWords(flat)))
         return [tuple(stem_of[s] for s in parts) for parts in prepared]
-
-    def _uncached(self, word: str) -> tuple[str, ...]:
-        parts = self._prepare(word)
-        return tuple(self._stemmer.stemWords(parts)) if self._stemmer is not None else tuple(parts)
 
     def _prepare(self, word: str) -> list[str]:
         """Steps 3 to 7: the unstemmed surviving words."""
