@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = command("ingest", "ingest .tdb, .tsv and .jsonl files into the store, atomically",
+    p = command("ingest", "ingest .tdb, .tsv, .jsonl, .md/.markdown and .txt files into the store, atomically",
                 "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")

@@ -4,4 +4,6 @@ Each entry is ``register(subparsers, common_parent)``; modules are imported here
 is an import error at start-up, never a silent absence.
 """
 
-REGISTER: list = []
+from . import cli_search, cli_tools
+
+REGISTER: list = [cli_search.register, cli_tools.register]

@@ -144,7 +144,7 @@ def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
 
 
 def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0):
-    store = FactStore(g._out, g._in, scope)
+    store = FactStore(g._out, g._in, scope, g._rel_sizes)
     rec = store.rec
     hist: dict[tuple, list] = {}
     alts: dict[tuple, dict] = {} if alternatives else None

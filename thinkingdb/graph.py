@@ -30,7 +30,7 @@ class FactGraph:
     concurrent readers once built. ``version`` changes on every change.
     """
 
-    __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "version", "_rank_cache")
+    __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache")
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
         self._sym: dict[str, int] = {}
@@ -40,6 +40,7 @@ class FactGraph:
         self._out: list[dict[int, dict[int, float]]] = []   # rel -> subject -> {object: confidence}
         self._in: list[dict[int, dict[int, float]]] = []    # rel -> object -> {subject: confidence}
         self._count = 0
+        self._rel_sizes: list[int] = []                      # rel -> number of asserted facts
         self.version = 0
         self._rank_cache: tuple[int, list[int], list[int]] | None = None
         self.add_many(facts)
@@ -59,6 +60,7 @@ class FactGraph:
             self._rels.append(key)
             self._out.append({})
             self._in.append({})
+            self._rel_sizes.append(0)
         return rid
 
     def symbol_id(self, key: str) -> int | None:
@@ -99,6 +101,7 @@ class FactGraph:
         old = row.get(o)
         if old is None:
             self._count += 1
+            self._rel_sizes[r] += 1
         elif old >= conf:
             return
         row[o] = conf
@@ -129,7 +132,7 @@ class FactGraph:
         return sorted(self._rels[r] for r in range(len(self._rels)) if self._out[r])
 
     def relation_size(self, rid: int) -> int:
-        return sum(len(row) for row in self._out[rid].values())
+        return self._rel_sizes[rid]
 
     def objects(self, subject: str, relation: str) -> dict[str, float]:
         """``{object: confidence}`` of the asserted facts ``subject relation ?``."""

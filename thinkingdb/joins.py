@@ -24,10 +24,11 @@ class FactStore:
     """Asserted facts of a :class:`~thinkingdb.graph.FactGraph` (restricted to the symbols flagged in
     ``in_scope`` when given) plus derived facts (``d_out``/``d_in`` sets, scores in ``rec``)."""
 
-    __slots__ = ("a_out", "a_in", "scope", "d_out", "d_in", "rec")
+    __slots__ = ("a_out", "a_in", "scope", "d_out", "d_in", "rec", "a_sizes")
 
-    def __init__(self, a_out, a_in, scope: bytearray | None) -> None:
+    def __init__(self, a_out, a_in, scope: bytearray | None, a_sizes: list[int] | None = None) -> None:
         self.a_out, self.a_in, self.scope = a_out, a_in, scope
+        self.a_sizes = a_sizes  # asserted facts per relation, kept by the graph (no recount per closure)
         self.d_out: dict[int, dict[int, set[int]]] = {}
         self.d_in: dict[int, dict[int, set[int]]] = {}
         self.rec: dict[tuple[int, int, int], tuple] = {}   # key -> (score, depth, rule_idx, premise keys)
@@ -113,7 +114,12 @@ class FactStore:
                 yield s, o
 
     def size(self, r: int) -> int:
-        n = sum(len(row) for row in self.a_out[r].values()) if r < len(self.a_out) else 0
+        if r >= len(self.a_out):
+            n = 0
+        elif self.a_sizes is not None:
+            n = self.a_sizes[r]
+        else:
+            n = sum(len(row) for row in self.a_out[r].values())
         return n + sum(len(row) for row in self.d_out.get(r, {}).values())
 
 
