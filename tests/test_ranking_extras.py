@@ -153,3 +153,23 @@ def test_check_number_reports_the_field_and_the_value():
         check_number(1.5, "min_score", low=0, high=1)
     with pytest.raises(ValidationError, match="must be a number"):
         check_number(True, "min_score")
+
+
+def test_search_budget_tokens_end_to_end(tmp_path, capsys):
+    import json as _json
+    from thinkingdb.cli import main
+    units = [{"id": f"u{i}", "role": "policy", "topic": "Laptop replacement", "source": "handbook" if i < 2 else "faq",
+              "claim": "Damaged refurbished laptops qualify for replacement within fourteen days of delivery."}
+             for i in range(4)]
+    src = tmp_path / "u.jsonl"
+    src.write_text("".join(_json.dumps(u) + "\n" for u in units))
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["--db", db, "-q", "ingest", str(src)]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "--json", "search", "laptop replacement", "--profile", "kb-balanced",
+                 "--budget-tokens", "50"]) == 0
+    doc = _json.loads(capsys.readouterr().out)
+    # each unit costs ceil(len("policy Laptop replacement Damaged ... delivery.") / 4) = ceil(111 / 4) = 28 tokens: one fits in 50
+    assert len(doc["results"]) == 1
+    assert doc["trace"]["fold"]["tokens"] == 28 and doc["trace"]["fold"]["budget_tokens"] == 50
+    assert main(["--db", db, "search", "laptop replacement", "--budget-tokens", "nan"]) == 2

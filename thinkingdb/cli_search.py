@@ -33,6 +33,9 @@ def cmd_search(args) -> int:
     profile = _profile(args)
     with KnowledgeBase(args.db, create=False) as kb:
         res = search(kb, args.text, profile=profile, caller=_caller(args), as_of=args.as_of)
+        if args.budget_tokens is not None:
+            from .retrieval import fold_result
+            res = fold_result(kb, res, args.budget_tokens, diversity_bias=args.diversity_bias)
         labels = kb.labels() if not args.json and res.results else {}
     if args.json:
         sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False) + "\n")
@@ -93,6 +96,10 @@ def register(sub, common) -> None:
     p.add_argument("--caller-tags", nargs="*", metavar="TAG", help="the caller's acl tags")
     p.add_argument("--region", metavar="R", help="the caller's region")
     p.add_argument("--as-of", metavar="DATE", help="validity date YYYY-MM-DD (default today)")
+    p.add_argument("--budget-tokens", type=int, metavar="N",
+                   help="keep the results that fit N tokens (greedy knapsack, diversity penalty)")
+    p.add_argument("--diversity-bias", type=float, default=0.3, metavar="B",
+                   help="penalty in [0, 1] for repeated roles or sources under --budget-tokens (default 0.3)")
     p.add_argument("--no-proofs", dest="proofs", action="store_false", help="do not print closure proofs")
     p.set_defaults(func=cmd_search)
 

@@ -263,3 +263,21 @@ def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all) ->
     trace["returned"] = [r.unit_id for r in results]
     timings["total"] = _ms(t_all)
     return SearchResult(tuple(results), trace)
+
+
+def fold_result(kb, result: SearchResult, budget_tokens: int, *, diversity_bias: float = 0.3) -> SearchResult:
+    """Keep the results that fit ``budget_tokens`` (see :mod:`thinkingdb.fold`): each unit costs the
+    token estimate of its text, its category is its role and its source is its provenance source."""
+    from .fold import Candidate, estimate_tokens, fold
+    cands = []
+    for r in result.results:
+        unit = kb.store.unit(r.unit_id)
+        text = " ".join(unit.text_fields().values()) if unit is not None else r.unit_id
+        cands.append(Candidate(r.unit_id, r.score, estimate_tokens(text), unit.role if unit else "",
+                               unit.source if unit else ""))
+    chosen = {c.id for c in fold(cands, budget_tokens, diversity_bias=diversity_bias)}
+    kept = tuple(r for r in result.results if r.unit_id in chosen)
+    trace = dict(result.trace)
+    trace["fold"] = {"budget_tokens": budget_tokens, "diversity_bias": diversity_bias,
+                     "tokens": sum(c.tokens for c in cands if c.id in chosen), "kept": [r.unit_id for r in kept]}
+    return SearchResult(kept, trace)
