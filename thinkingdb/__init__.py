@@ -15,6 +15,13 @@ from .language import compile_source, parse_fact, parse_query
 from .model import (Atom, Declaration, Fact, Limits, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Triple, Var)
 from .normalize import Vocabulary, relation_key, symbol_key
+from .access import Caller
+from .closure import ClosureResult, closure
+from .graph import FactGraph
+from .profiles import Profile, get_profile, load_profile_file, profile_names
+from .proofs import Proof
+from .query import Answer, QueryResult, evaluate, why
+from .retrieval import Result, SearchResult, search
 from .store import Store, Unit
 
 open = open_kb  # noqa: A001  - ``thinkingdb.open(path)`` is the documented entry point
@@ -22,6 +29,8 @@ open = open_kb  # noqa: A001  - ``thinkingdb.open(path)`` is the documented entr
 __version__ = "0.1.0"
 
 __all__ = [
+    "Answer", "Caller", "ClosureResult", "FactGraph", "Profile", "Proof", "QueryResult", "Result", "SearchResult",
+    "closure", "evaluate", "get_profile", "load_profile_file", "profile_names", "search", "why",
     "Atom", "DEFAULT_LIMITS", "Declaration", "Diagnostic", "Fact", "IngestError", "KnowledgeBase", "LaneIndexError",
     "LimitError", "Limits", "ParseError", "PathAlt", "PathInv", "PathRel", "PathRepeat", "PathSeq", "ProfileError",
     "Query", "QueryError", "QueryPattern", "Rule", "Store", "StoreError", "ThinkingDBError", "Triple", "Unit",
