@@ -20,7 +20,7 @@ from .closure import ClosureResult, closure
 from .graph import FactGraph
 from .profiles import Profile, get_profile, load_profile_file, profile_names
 from .proofs import Proof
-from .query import Answer, QueryResult, evaluate, why
+from .query import Answer, QueryResult, why
 from .retrieval import Result, SearchResult, search
 from .store import Store, Unit
 
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer", "Caller", "ClosureResult", "FactGraph", "Profile", "Proof", "QueryResult", "Result", "SearchResult",
-    "closure", "evaluate", "get_profile", "load_profile_file", "profile_names", "search", "why",
+    "closure", "get_profile", "load_profile_file", "profile_names", "search", "why",
     "Atom", "DEFAULT_LIMITS", "Declaration", "Diagnostic", "Fact", "IngestError", "KnowledgeBase", "LaneIndexError",
     "LimitError", "Limits", "ParseError", "PathAlt", "PathInv", "PathRel", "PathRepeat", "PathSeq", "ProfileError",
     "Query", "QueryError", "QueryPattern", "Rule", "Store", "StoreError", "ThinkingDBError", "Triple", "Unit",
