@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from .errors import ValidationError
 from .numeric import check_number
 
 FEATURES = ("quality", "freshness", "authority", "risk_penalty", "coherence_penalty")
@@ -58,7 +59,7 @@ class AlignmentParams:
         for name in ("unit_out", "unit_in", "eps_w"):
             check_number(getattr(self, name), f"alignment.{name}", low=0.0, low_open=True)
         if self.weighting not in ("uniform", "score"):
-            raise ValueError("alignment.weighting must be 'uniform' or 'score'")
+            raise ValidationError(f"alignment.weighting must be 'uniform' or 'score', got {self.weighting!r}")
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class Evidence:
     def from_mapping(cls, data: Mapping[str, object], where: str = "features") -> "Evidence":
         unknown = set(data) - set(FEATURES) - {"m"}
         if unknown:
-            raise ValueError(f"{where}: unknown feature {sorted(unknown)[0]!r}; expected {', '.join(FEATURES)}")
+            raise ValidationError(f"{where}: unknown feature {sorted(unknown)[0]!r}; expected {', '.join(FEATURES)}")
         values = {k: check_number(data[k], f"{where}.{k}", low=0.0, high=1.0) for k in FEATURES if k in data}
         if "m" in data:
             values["m"] = check_number(data["m"], f"{where}.m")

@@ -27,12 +27,31 @@ def _profile(args):
     return get_profile(args.profile)
 
 
+def _features(path):
+    """Alignment evidence from a JSON file: ``{"unit id": {"quality": 0.9, ...} or [ {...}, ... ]}``."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ValidationError(f"{path}: cannot read features file: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ValidationError(f"{path}{where}: not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    if not isinstance(data, dict):
+        raise ValidationError(f"{path}: features must be a JSON object mapping unit ids to feature values")
+    return data
+
+
 def cmd_search(args) -> int:
     from .api import KnowledgeBase
     from .retrieval import search
     profile = _profile(args)
     with KnowledgeBase(args.db, create=False) as kb:
-        res = search(kb, args.text, profile=profile, caller=_caller(args), as_of=args.as_of)
+        res = search(kb, args.text, profile=profile, caller=_caller(args), as_of=args.as_of,
+                     decompose=True if args.decompose else None,
+                     alignment=True if args.align or args.features else None, features=_features(args.features))
         if args.budget_tokens is not None:
             from .retrieval import fold_result
             res = fold_result(kb, res, args.budget_tokens, diversity_bias=args.diversity_bias)
@@ -44,7 +63,8 @@ def cmd_search(args) -> int:
     for i, r in enumerate(res.results, 1):
         lanes = " · ".join(f"{lane} #{v['rank']} {v['score']:.3f}" for lane, v in r.lanes.items())
         mark = "  (states the answer)" if r.pinned else ""
-        out.append(f"{i}. {r.unit_id}  score {r.score:.3f}  [{lanes}]{mark}")
+        align = f"  RSI {r.alignment['rsi']:+.3f} {r.alignment['band']}" if r.alignment else ""
+        out.append(f"{i}. {r.unit_id}  score {r.score:.3f}{align}  [{lanes}]{mark}")
         if r.proof is not None and args.proofs:
             out.extend("     " + line for line in r.proof.to_text(labels).rstrip("\n").split("\n"))
     if not res.results:
@@ -88,7 +108,12 @@ def register(sub, common) -> None:
                                    "(default) or kb-thinkingdb, with per-lane ranks, scores and proofs.",
                        epilog="example:\n  thinkingdb --db kb.sqlite search 'why is AchillesIDE relevant for "
                               "secure execution' --profile kb-thinkingdb --caller-tags support:eu --region EU "
-                              "--as-of 2026-05-27")
+                              "--as-of 2026-05-27\n"
+                              "  thinkingdb --db kb.sqlite search 'refurbished laptop replacement policy EU' "
+                              "--decompose\n"
+                              "  thinkingdb --db kb.sqlite search 'laptop policy' --align --features features.json\n\n"
+                              "--features: a JSON object {\"unit id\": {\"quality\": 0.9, \"risk_penalty\": 0.2}, ...};\n"
+                              "features are quality, freshness, authority, risk_penalty, coherence_penalty, each in [0, 1].")
     p.add_argument("text", metavar="TEXT")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--profile", default="kb-balanced", choices=profile_names(), help="built-in profile")
@@ -100,6 +125,11 @@ def register(sub, common) -> None:
                    help="keep the results that fit N tokens (greedy knapsack, diversity penalty)")
     p.add_argument("--diversity-bias", type=float, default=0.3, metavar="B",
                    help="penalty in [0, 1] for repeated roles or sources under --budget-tokens (default 0.3)")
+    p.add_argument("--decompose", action="store_true",
+                   help="split a query of 4+ content words into sub-queries with an intersection bonus")
+    p.add_argument("--align", action="store_true",
+                   help="order results by the alignment index (RSI) of their features, then by score")
+    p.add_argument("--features", metavar="F.json", help="alignment evidence per unit id (implies --align)")
     p.add_argument("--no-proofs", dest="proofs", action="store_false", help="do not print closure proofs")
     p.set_defaults(func=cmd_search)
 

@@ -1,8 +1,10 @@
 """Query decomposition: long queries are split into sub-queries scored independently.
 
-With ``decompose=True`` and at least ``threshold`` (default 4) content terms — tokens left after the
-lexical tokenizer drops stopwords — the query becomes the sliding windows of two consecutive content
-terms (``n`` terms give ``n − 1`` sub-queries). Each sub-query is searched on its own; a result's score
+With ``decompose=True`` and at least ``threshold`` (default 4) content words — the query's whitespace
+words that the lexical tokenizer keeps (a stopword, or punctuation alone, yields no term and is not a
+content word) — the query becomes the sliding windows of two consecutive content words (``n`` words
+give ``n − 1`` sub-queries), kept as written so the BM25 lane analyzes each sub-query exactly as it
+analyzes a whole query. Each sub-query is searched on its own; a result's score
 is the mean of its scores over the sub-queries (0 where a sub-query missed it), multiplied by
 ``1 + intersection_bonus`` (default 0.25) when at least two sub-queries found it. Shorter queries are
 searched whole.
@@ -15,6 +17,15 @@ from typing import Callable, Sequence
 from .numeric import check_number
 
 SearchFn = Callable[[str], Sequence[tuple[str, float]]]
+
+
+def content_words(tokenizer: Callable[[str], Sequence[str]], text: str) -> list[str]:
+    """The whitespace words of ``text`` that yield at least one term, in order.
+
+    >>> content_words(lambda w: [] if w.lower() in {"the", "for", "?"} else [w.lower()], "Policy for the laptop ?")
+    ['Policy', 'laptop']
+    """
+    return [w for w in text.split() if tokenizer(w)]
 
 
 def sub_queries(terms: Sequence[str], threshold: int = 4) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .errors import Diagnostic, IngestError, ParseError, ThinkingDBError, ValidationError
 from .language import compile_source
@@ -364,6 +364,20 @@ def _str_list(value, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_features(value: Any) -> None:
+    """Alignment evidence stored on a unit: a mapping of features in [0, 1], or a list of them."""
+    from .alignment import Evidence
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        where = "features" if not isinstance(value, list) else f"features[{i}]"
+        if not isinstance(item, dict):
+            raise ValidationError(f"field {where!r} must be an object of feature values")
+        try:
+            Evidence.from_mapping(item, where)
+        except ValueError as exc:
+            raise ValidationError(f"field {exc}") from None
+
+
 def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fact], dict[str, str]]:
     """Validate one knowledge unit object; return the unit, its facts and their labels."""
     if not isinstance(obj, dict):
@@ -401,6 +415,8 @@ def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fa
         labels.setdefault(o, t[2].strip())
     known = set(_TEXT_FIELDS) | {"id", "unit_id", "utility_acts", "utilityActs", "acl", "triples", "facts", *_DATE_FIELDS}
     extra = {k: v for k, v in obj.items() if k not in known}
+    if "features" in extra:
+        _check_features(extra["features"])
     unit = Unit(uid.strip(), utility_acts=acts, acl=acl, effective_from=eff_from, effective_to=eff_to,
                 extra=json.dumps(extra, sort_keys=True), **{**values, "source": values["source"] or source})
     return unit, facts, labels

@@ -118,6 +118,10 @@ class Profile:
     ``hdc``: ``off``, ``escalate`` (HDC runs only when BM25 returns fewer than ``min_acceptable``
     candidates whose normalized score reaches ``min_score``) or ``always``. ``expansion_depth``: 0 skips
     the closure; otherwise the closure's ``max_depth``. ``candidates``: hits taken from each lane.
+    ``decompose``: split a query of at least ``decompose_threshold`` content words into sub-queries
+    for the BM25 lane, with ``intersection_bonus`` for units several sub-queries find (see
+    :mod:`thinkingdb.decompose`). ``alignment``: order the returned units by the SSM-Search RSI
+    first and the classical score second (see :mod:`thinkingdb.alignment`); scores are unchanged.
 
     >>> Profile(name="p", max_results=0)
     Traceback (most recent call last):
@@ -136,14 +140,19 @@ class Profile:
     candidates: int = 50
     fusion: str = "weighted"
     rrf_k: int = 60
+    decompose: bool = False
+    decompose_threshold: int = 4
+    intersection_bonus: float = 0.25
+    alignment: bool = False
     weights: Weights = field(default_factory=Weights)
     closure: ClosureBounds = field(default_factory=ClosureBounds)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ProfileError(f"key 'name': must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.bm25, bool):
-            raise ProfileError(f"key 'bm25': must be true or false, got {self.bm25!r}")
+        for key in ("bm25", "decompose", "alignment"):
+            if not isinstance(getattr(self, key), bool):
+                raise ProfileError(f"key {key!r}: must be true or false, got {getattr(self, key)!r}")
         if self.hdc not in HDC_MODES:
             raise ProfileError(f"key 'hdc': must be one of {', '.join(HDC_MODES)}, got {self.hdc!r}")
         if self.fusion not in FUSIONS:
@@ -155,6 +164,8 @@ class Profile:
         _number("gap", self.gap, 0.0, 1.0)
         _number("candidates", self.candidates, 1, 100_000, integer=True)
         _number("rrf_k", self.rrf_k, 1, 100_000, integer=True)
+        _number("decompose_threshold", self.decompose_threshold, 2, 64, integer=True)
+        _number("intersection_bonus", self.intersection_bonus, 0.0, 10.0)
         if not self.bm25 and self.hdc == "off":
             raise ProfileError("key 'hdc': a profile with bm25 = false needs hdc = \"always\"")
         if not self.bm25 and self.hdc == "escalate":
@@ -260,7 +271,7 @@ def profile_from_toml(text: str, source: str = "<toml>", *, default_name: str = 
     >>> profile_from_toml('name = "x"\\nmax_result = 3')
     Traceback (most recent call last):
     ...
-    thinkingdb.errors.ProfileError: <toml>: key 'max_result': unknown key; known keys: base, bm25, candidates, closure, expansion_depth, fusion, gap, hdc, max_results, min_acceptable, min_score, name, rrf_k, weights
+    thinkingdb.errors.ProfileError: <toml>: key 'max_result': unknown key; known keys: alignment, base, bm25, candidates, closure, decompose, decompose_threshold, expansion_depth, fusion, gap, hdc, intersection_bonus, max_results, min_acceptable, min_score, name, rrf_k, weights
     """
     try:
         data = tomllib.loads(text)

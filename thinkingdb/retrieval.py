@@ -12,6 +12,12 @@
   reach ``min_score`` after normalization (:mod:`thinkingdb.fusion`); the trace says whether it ran.
 * **Closure lane.** See :mod:`thinkingdb.expansion`: seeds are the best lane units (those reaching
   ``min_score``, at most ``closure.seed_units``) and the query's symbols.
+* **Decomposition** (``decompose``): a long query's BM25 lane runs as sub-queries of two consecutive
+  content words, combined with the intersection bonus (:mod:`thinkingdb.decompose`); HDC and the
+  closure still see the whole query. The trace lists the sub-queries.
+* **Alignment** (``alignment``): after the cuts, the kept units are ordered by the SSM-Search RSI of
+  their feature evidence, then by fused score (:mod:`thinkingdb.alignment`); scores are unchanged and
+  each result carries its RSI and band.
 * **Trace.** Unit ids, ranks and per-lane scores, the profile and its parameters, index versions,
   escalation, closure bounds and ``truncated``, and per-stage timings — never a unit's text.
 
@@ -30,13 +36,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping
 
 from .access import Caller, parse_date
 from .errors import ThinkingDBError, ValidationError, translate
 from .fusion import (apply_thresholds, bm25_ideal, clip01, normalize_bm25, normalize_hdc, rank, rrf_fusion,
                      weighted_fusion)
+from .alignment import AlignmentParams
 from .profiles import Profile, get_profile
 
 __all__ = ["search", "Result", "SearchResult", "TRACE_LIMIT"]
@@ -54,12 +61,15 @@ class Result:
     lanes: Mapping[str, Mapping[str, Any]]
     proof: Any = None
     pinned: bool = False
+    alignment: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict:
         out = {"unit_id": self.unit_id, "score": self.score, "lanes": {k: dict(v) for k, v in self.lanes.items()},
                "proof": None if self.proof is None else self.proof.to_json()}
         if self.pinned:
             out["states_answer"] = True
+        if self.alignment is not None:
+            out["alignment"] = dict(self.alignment)
         return out
 
 
@@ -106,23 +116,66 @@ def _bm25_lane(idx, tokenizer, text: str, k: int) -> tuple[list[tuple[str, float
     return [(h.doc_id, normalize_bm25(h.score, ideal), h.score) for h in hits], ideal
 
 
+def _bm25_or_decomposed(idx, tokenizer, text: str, p: Profile) -> tuple[list[tuple[str, float, float]], float, list[str]]:
+    """The BM25 lane, through sub-queries when the profile decomposes and the query is long enough.
+
+    Each sub-query is normalized by its own ideal score, then :func:`thinkingdb.decompose.combine`
+    takes the mean over sub-queries with the intersection bonus; the result is clipped to 1. ``raw``
+    is the best raw BM25 score over the sub-queries; the reported ideal is the whole query's.
+    """
+    from .decompose import combine, content_words, sub_queries
+    if not p.decompose:
+        hits, ideal = _bm25_lane(idx, tokenizer, text, p.candidates)
+        return hits, ideal, []
+    subs = sub_queries(content_words(tokenizer, text), p.decompose_threshold)
+    if len(subs) == 1:
+        hits, ideal = _bm25_lane(idx, tokenizer, text, p.candidates)
+        return hits, ideal, subs
+    per, best_raw = [], {}
+    for q in subs:
+        sub_hits, _ = _bm25_lane(idx, tokenizer, q, p.candidates)
+        per.append([(u, s) for u, s, _ in sub_hits])
+        for u, _, r in sub_hits:
+            best_raw[u] = max(best_raw.get(u, 0.0), r)
+    combined = combine(per, p.intersection_bonus)[:p.candidates]
+    _, ideal = _bm25_lane(idx, tokenizer, text, 1)
+    return [(u, clip01(s), best_raw[u]) for u, s in combined], ideal, subs
+
+
 def search(kb, text: str, *, profile: str | Profile = "kb-balanced", caller: Caller | dict | None = None,
-           as_of: str | _dt.date | None = None, role: str | None = None) -> SearchResult:
+           as_of: str | _dt.date | None = None, role: str | None = None, decompose: bool | None = None,
+           alignment: bool | AlignmentParams | None = None,
+           features: Mapping[str, Any] | None = None) -> SearchResult:
     """Retrieve the units of ``kb`` for ``text`` that ``caller`` may see on ``as_of`` (default today).
 
     ``profile``: a built-in name (``kb-fast``, ``kb-balanced``, ``kb-thinkingdb``) or a
     :class:`~thinkingdb.profiles.Profile`. ``caller``: a :class:`~thinkingdb.access.Caller` or
     ``{"tags": [...], "region": ...}``; None is an anonymous caller who sees public units only.
+    ``decompose`` and ``alignment`` override the profile's keys of the same name (``alignment`` may
+    also be an :class:`~thinkingdb.alignment.AlignmentParams`). ``features``: alignment evidence per
+    unit id, a mapping of feature values in [0, 1] or a list of them, pooled with the evidence stored
+    on the unit (its ``features`` field at ingest); giving ``features`` turns alignment on unless
+    ``alignment=False``.
     """
     try:
-        return _search(kb, text, get_profile(profile), _caller(caller), parse_date(as_of), role)
+        p = get_profile(profile)
+        params = alignment if isinstance(alignment, AlignmentParams) else None
+        if alignment is None and features is not None:
+            alignment = True
+        if alignment is not None or decompose is not None:
+            p = replace(p, alignment=p.alignment if alignment is None else alignment is not False,
+                        decompose=p.decompose if decompose is None else bool(decompose))
+        if features is not None and not isinstance(features, Mapping):
+            raise ValidationError(f"features must map unit ids to feature values, got {type(features).__name__}")
+        return _search(kb, text, p, _caller(caller), parse_date(as_of), role, params, features or {})
     except ThinkingDBError:
         raise
     except (ValueError, TypeError, KeyError, OSError) as exc:
         raise translate(exc) from exc
 
 
-def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str | None) -> SearchResult:
+def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str | None,
+            params: AlignmentParams | None = None, features: Mapping[str, Any] | None = None) -> SearchResult:
     from .lanes import lanes_for
     if not isinstance(text, str) or not text.strip():
         raise ValidationError("search text is empty")
@@ -141,7 +194,7 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
     raw: dict[str, dict[str, float]] = {}
     if view.count == 0:
         trace["lanes"]["bm25"] = {"ran": False, "reason": "the caller sees no unit"}
-        return _finish(p, trace, {}, {}, {}, None, timings, t_all)
+        return _finish(p, trace, {}, {}, {}, None, timings, t_all, None)
 
     acceptable = 0
     if p.bm25:
@@ -149,7 +202,7 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
         idx, version = lanes.bm25(view)
         timings["bm25_index"] = _ms(t0)
         t0 = time.perf_counter()
-        hits, ideal = _bm25_lane(idx, lanes.tokenizer, text, p.candidates)
+        hits, ideal, subs = _bm25_or_decomposed(idx, lanes.tokenizer, text, p)
         timings["bm25"] = _ms(t0)
         trace["index_versions"]["bm25"] = version
         scores["bm25"] = {u: s for u, s, _ in hits}
@@ -158,6 +211,10 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
         acceptable = sum(1 for _, s, _ in hits if s >= p.min_score)
         trace["lanes"]["bm25"] = {"ran": True, "hits": len(hits), "acceptable": acceptable,
                                   "ideal": round(ideal, 6), "docs": len(idx)}
+        if p.decompose:
+            trace["lanes"]["bm25"]["decompose"] = {
+                "sub_queries": subs, "applied": len(subs) > 1, "threshold": p.decompose_threshold,
+                "intersection_bonus": p.intersection_bonus}
 
     run_hdc = p.hdc == "always" or (p.hdc == "escalate" and acceptable < p.min_acceptable)
     hdc_info: dict[str, Any] = {"ran": run_hdc, "mode": p.hdc}
@@ -191,7 +248,43 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
         trace["lanes"]["closure"] = _closure_trace(expansion, p)
     else:
         trace["lanes"]["closure"] = {"ran": False, "reason": "expansion_depth is 0"}
-    return _finish(p, trace, scores, order, raw, expansion, timings, t_all)
+    aligner = _aligner(kb, params, features) if p.alignment else None
+    return _finish(p, trace, scores, order, raw, expansion, timings, t_all, aligner)
+
+
+def _aligner(kb, params: AlignmentParams | None, features: Mapping[str, Any]):
+    """A function from the kept ``(id, score)`` pairs to ``(id, score, rsi, band)`` in alignment order.
+
+    A unit's evidence is the ``features`` stored on it (a mapping or a list of mappings) followed by
+    the request's ``features[id]``; evidence without ``m`` takes the result's classical score.
+    Feature values are checked finite and in [0, 1], the error naming the unit and the field.
+    """
+    import json
+    from .alignment import Evidence, rank as align_rank
+
+    def items(value, where):
+        if value is None:
+            return []
+        if isinstance(value, Mapping):
+            return [(value, where)]
+        if isinstance(value, (list, tuple)):
+            return [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        raise ValidationError(f"{where}: must be a mapping of features or a list of them")
+
+    def align(kept):
+        evidence = {}
+        for uid, score in kept:
+            unit = kb.store.unit(uid)
+            stored = json.loads(unit.extra or "{}").get("features") if unit is not None else None
+            found = items(stored, f"unit {uid} features") + items(features.get(uid), f"features[{uid!r}]")
+            evs = []
+            for data, where in found:
+                if not isinstance(data, Mapping):
+                    raise ValidationError(f"{where}: must be a mapping of features")
+                evs.append(Evidence.from_mapping({"m": score, **data}, where))
+            evidence[uid] = evs
+        return align_rank(kept, evidence, params)
+    return align
 
 
 def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
@@ -227,7 +320,7 @@ def _closure_trace(exp, p: Profile) -> dict:
             "stats": exp.stats, **({} if lim is not None else {"reason": "no query symbol in the view's facts"})}
 
 
-def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all) -> SearchResult:
+def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all, aligner) -> SearchResult:
     t0 = time.perf_counter()
     weights = {"bm25": p.weights.bm25, "hdc": p.weights.hdc, "closure": p.weights.closure}
     if p.fusion == "rrf":
@@ -241,6 +334,15 @@ def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all) ->
     kept, dropped = apply_thresholds(ranked, min_score=p.min_score, gap=p.gap, max_results=p.max_results,
                                      floor=floor, pinned=pinned)
     timings["fusion"] = _ms(t0)
+    aligned: dict[str, tuple[float, str]] = {}
+    if aligner is not None:
+        t0 = time.perf_counter()
+        ordered = aligner(kept)
+        kept = [(uid, score) for uid, score, _, _ in ordered]
+        aligned = {uid: (value, band) for uid, _, value, band in ordered}
+        timings["alignment"] = _ms(t0)
+        trace["alignment"] = {"order": "rsi, then score",
+                              "ranked": [{"unit_id": u, "rsi": round(v, 6), "band": b} for u, _, v, b in ordered]}
     ranks = {lane: {u: i for i, u in enumerate(ids, 1)} for lane, ids in order.items()}
     results = []
     for uid, score in kept:
@@ -254,7 +356,8 @@ def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all) ->
         credit = expansion.credits.get(uid) if expansion is not None else None
         if credit is not None:
             lanes["closure"]["tier"] = credit.tier
-        results.append(Result(uid, score, lanes, None if credit is None else credit.proof, uid in pinned))
+        align = None if uid not in aligned else {"rsi": aligned[uid][0], "band": aligned[uid][1]}
+        results.append(Result(uid, score, lanes, None if credit is None else credit.proof, uid in pinned, align))
     for lane, ids in order.items():
         trace["lanes"][lane]["ranked"] = [{"unit_id": u, "rank": i, "score": round(scores[lane][u], 6)}
                                           for i, u in enumerate(ids[:TRACE_LIMIT], 1)]
