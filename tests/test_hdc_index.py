@@ -173,6 +173,24 @@ def test_allowed_filter_equals_an_index_of_only_the_allowed_units(allowed, query
     assert hits == fresh.search(query, k=10)
 
 
+@given(st.lists(st.sampled_from(["add", "remove", "search"]), min_size=1, max_size=12), st.randoms(use_true_random=False))
+def test_a_reused_frozenset_filter_follows_adds_and_removes(ops, rnd):
+    # the slots of a frozen filter are cached; every mutation moves or adds slots, and the filter
+    # must keep meaning "these ids" (oracle: the unfiltered search, restricted afterwards)
+    idx = build()
+    allowed = frozenset(["u1", "u3", "new0", "new1", "new2"])
+    n = 0
+    for op in ops:
+        if op == "add":
+            idx.add(f"new{n}", {"topic": "laptop returns desk", "claim": f"note {n} on laptop returns"})
+            n += 1
+        elif op == "remove" and len(idx) > 1:
+            idx.remove(rnd.choice(sorted(idx.ids())))
+        hits = idx.search("laptop returns", k=100, allowed=allowed)
+        want = [(u, s) for u, s in idx.search("laptop returns", k=100) if u in allowed]
+        assert hits == want
+
+
 def test_allowed_filter_never_returns_filtered_ids_even_when_they_score_best():
     idx = build()
     best = idx.search("refurbished laptops replacement", k=1)[0][0]
