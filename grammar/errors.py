@@ -16,7 +16,16 @@ SNIPPET_WIDTH = 72
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One problem: where (source, 1-based line and column), why (a reason in words) and the snippet."""
+    """One problem: where (source, 1-based line and column), why (a reason in words) and the snippet.
+
+    ``thinkingdb.errors`` re-exports this class; its errors carry these records.
+
+    >>> d = Diagnostic("facts.tdb", 3, 7, "expected a period at the end of the fact", "a b c", 7)
+    >>> print(d.render())
+    facts.tdb:3:7: expected a period at the end of the fact
+        a b c
+              ^
+    """
 
     source: str
     line: int
@@ -30,6 +39,9 @@ class Diagnostic:
         if not self.snippet:
             return head
         return f"{head}\n    {self.snippet}\n    {' ' * max(self.caret - 1, 0)}^"
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "line": self.line, "column": self.column, "reason": self.reason}
 
 
 def make_diagnostic(text: str, source: str, line: int, column: int, reason: str) -> Diagnostic:

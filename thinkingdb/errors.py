@@ -20,36 +20,9 @@ boundary where ``thinkingdb`` calls into them, so no leaf or third-party excepti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One problem in an input, pointing at the place it was found.
-
-    >>> d = Diagnostic("facts.tdb", 3, 7, "expected a period at the end of the fact", "a b c", 7)
-    >>> print(d.render())
-    facts.tdb:3:7: expected a period at the end of the fact
-        a b c
-              ^
-    """
-
-    source: str
-    line: int
-    column: int
-    reason: str
-    snippet: str = ""
-    caret: int = 0
-
-    def render(self) -> str:
-        head = f"{self.source}:{self.line}:{self.column}: {self.reason}"
-        if not self.snippet:
-            return head
-        return f"{head}\n    {self.snippet}\n    {' ' * max(self.caret - 1, 0)}^"
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "line": self.line, "column": self.column, "reason": self.reason}
+from grammar.errors import Diagnostic  # one record of a problem's place and reason, shared with the language
 
 
 class ThinkingDBError(Exception):
@@ -120,8 +93,7 @@ def translate(exc: BaseException) -> ThinkingDBError:
     name = type(exc).__name__
     module = type(exc).__module__.split(".")[0]
     if module == "grammar" and hasattr(exc, "diagnostics"):
-        diags = [Diagnostic(d.source, d.line, d.column, d.reason, d.snippet, d.caret) for d in exc.diagnostics]
-        return ParseError(diags)
+        return ParseError(list(exc.diagnostics))
     if module in {"lexical", "hdc"} and "Format" in name:
         return LaneIndexError(str(exc))
     if module == "sqlite3":

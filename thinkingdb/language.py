@@ -47,8 +47,7 @@ class _Compiler:
 
     def error(self, node, reason: str) -> None:
         line, col = getattr(node, "line", 0), getattr(node, "column", 0)
-        d = grammar.errors.make_diagnostic(self.text, self.source, line, col, reason)
-        self.errors.append(Diagnostic(d.source, d.line, d.column, d.reason, d.snippet, d.caret))
+        self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, col, reason))
 
     def symbol(self, sym: ast.Symbol) -> str:
         key = symbol_key(sym.text)
