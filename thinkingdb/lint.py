@@ -85,6 +85,17 @@ class _Collector:
         self.facts[(s, r, o)].append((source, line, c))
         self.used_relations.setdefault(r, (source, line))
 
+    def vocabulary(self, declarations, aliases, rules, source: str) -> None:
+        """Declared relations (declarations and alias targets) and the rules with their premises'
+        relations, from a compiled program or an ingest batch (both carry these as ``(item, line)``)."""
+        for d, _ in declarations:
+            self.declared.update(x for x in (d.relation, d.other) if x)
+        self.declared.update(rel for _, rel, _ in aliases)
+        for r, line in rules:
+            self.rules.append((r, source, line))
+            for p in r.premises:
+                self.premise_relations[p.relation].add(r.name)
+
 
 def _collect_tdb(col: _Collector, text: str, source: str, vocab: Vocabulary) -> None:
     try:
@@ -103,13 +114,7 @@ def _collect_tdb(col: _Collector, text: str, source: str, vocab: Vocabulary) -> 
             col.spelling(s.object.text, source, s.line)
     for f, line in program.facts:
         col.fact(f.subject, f.relation, f.object, f.confidence, source, line)
-    for d, _ in program.declarations:
-        col.declared.update(x for x in (d.relation, d.other) if x)
-    col.declared.update(rel for _, rel, _ in program.aliases)
-    for r, line in program.rules:
-        col.rules.append((r, source, line))
-        for p in r.premises:
-            col.premise_relations[p.relation].add(r.name)
+    col.vocabulary(program.declarations, program.aliases, program.rules, source)
     for q in program.queries:
         for p in q.patterns:
             col.query_relations.update(_path_relations(p.path))
@@ -142,13 +147,7 @@ def _collect_reader(col: _Collector, path: str, source: str, vocab: Vocabulary, 
         if spellings:
             for key, label in batch.labels.items():
                 col.spelling(label, source, 0)
-        for d, _ in batch.declarations:
-            col.declared.update(x for x in (d.relation, d.other) if x)
-        col.declared.update(rel for _, rel, _ in batch.aliases)
-        for r, line in batch.rules:
-            col.rules.append((r, source, line))
-            for p in r.premises:
-                col.premise_relations[p.relation].add(r.name)
+        col.vocabulary(batch.declarations, batch.aliases, batch.rules, source)
 
 
 def _squash(key: str) -> str:
