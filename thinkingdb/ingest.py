@@ -134,6 +134,18 @@ def _split_simple_facts(lines: list[str]) -> tuple[list[tuple[int, str, str, str
 _QUOTE_EDGES = " \t\"'“”‘’«»`"
 
 
+def read_whole(path: str, source: str) -> tuple[str | None, Batch]:
+    """A whole file as text and a fresh batch for it; text None when it is not UTF-8 (the batch then
+    holds the reject naming the line and column)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text, bad = _decode(data, source)
+    batch = Batch(source, size=len(data))
+    if bad is not None:
+        batch.rejects.append(bad)
+    return text if bad is None else None, batch
+
+
 def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     """The ThinkingDB language; with errors, each bad statement's lines become rejects.
 
@@ -141,12 +153,8 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     file goes through the parser and compiler, whose aliases and inverse declarations then apply to
     every fact of the file, wherever it stands.
     """
-    with open(path, "rb") as fh:
-        data = fh.read()
-    text, bad = _decode(data, source)
-    batch = Batch(source, size=len(data))
-    if bad is not None:
-        batch.rejects.append(bad)
+    text, batch = read_whole(path, source)
+    if text is None:
         yield batch
         return
     lines = text.split("\n")

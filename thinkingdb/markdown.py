@@ -28,7 +28,7 @@ from typing import Iterator
 
 from .errors import ParseError, ValidationError
 from .extract import extract
-from .ingest import CHUNK, Batch, Reject, _check_date, _decode, _reject
+from .ingest import CHUNK, Batch, Reject, _check_date, _decode, _reject, read_whole
 from .language import compile_source
 from .model import Fact
 from .normalize import Vocabulary, symbol_key
@@ -276,13 +276,8 @@ def _extract_paragraph(batch: Batch, para: list[tuple[int, str]], base: int, sou
 
 def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     """Reader for ``.md`` / ``.markdown`` files (see the module docstring)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    text, bad = _decode(data, source)
-    batch = Batch(source, size=len(data))
-    if bad is not None:
-        batch.rejects.append(bad)
-    else:
+    text, batch = read_whole(path, source)
+    if text is not None:
         parse_markdown(text.replace("\r\n", "\n"), source, vocab, batch)
         if not batch.units and not batch.rejects:
             batch.rejects.append(_reject(source, 1, 1, "the file holds no sections with text", ""))
