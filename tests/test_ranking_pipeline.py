@@ -13,18 +13,14 @@ from thinkingdb.errors import ThinkingDBError, ValidationError
 from thinkingdb.profiles import Profile, profile_from_toml
 from thinkingdb.retrieval import search
 
+from kbfiles import make_kb
+
 QUERY = "solar panel inverter warranty"
 SUBS = ["solar panel", "panel inverter", "inverter warranty"]
 # every candidate kept, so the tests see the lane's scores unchanged by the cuts
 ALL = Profile(name="all", hdc="off", min_score=0.0, gap=0.0, max_results=50)
 
 
-def make_kb(tmp_path, units, name="kb"):
-    src = tmp_path / f"{name}.jsonl"
-    src.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    kb = KnowledgeBase(str(tmp_path / f"{name}.sqlite"))
-    kb.ingest([str(src)])
-    return kb
 
 
 SOLAR = [

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from thinkingdb.api import KnowledgeBase
 from thinkingdb.retrieval import search
+
+from kbfiles import make_kb
 
 PROFILES = ("kb-fast", "kb-balanced", "kb-thinkingdb")
 CLERK = {"tags": ["claims:west"], "region": "WEST"}
@@ -36,12 +37,6 @@ UNITS = [
 HIDDEN_FROM_CLERK = {"gold-override", "east-rule"}
 
 
-def make_kb(tmp_path, units, name="kb"):
-    src = tmp_path / f"{name}.jsonl"
-    src.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    kb = KnowledgeBase(str(tmp_path / f"{name}.sqlite"))
-    kb.ingest([str(src)])
-    return kb
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from thinkingdb.api import KnowledgeBase
 from thinkingdb.profiles import Profile, get_profile
 from thinkingdb.retrieval import search
+
+import kbfiles
 
 DAY = "2026-02-10"
 AGENT = {"tags": ["helpdesk:nordics"], "region": "NORDICS"}
@@ -42,11 +43,7 @@ UNITS = [
 
 
 def make_kb(tmp_path, units=UNITS, name="kb"):
-    src = tmp_path / f"{name}.jsonl"
-    src.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    kb = KnowledgeBase(str(tmp_path / f"{name}.sqlite"))
-    kb.ingest([str(src)])
-    return kb
+    return kbfiles.make_kb(tmp_path, units, name)
 
 
 @pytest.fixture
