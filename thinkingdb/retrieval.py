@@ -35,6 +35,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping
@@ -107,11 +108,16 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
-def _bm25_lane(idx, tokenizer, text: str, k: int) -> tuple[list[tuple[str, float, float]], float]:
-    """BM25 hits as ``(id, normalized, raw)`` and the query's ideal score (see :mod:`thinkingdb.fusion`)."""
+def _ideal(idx, tokenizer, text: str) -> float:
+    """The BM25 score a perfect match of ``text`` would get (see :mod:`thinkingdb.fusion`)."""
     from lexical.scoring import idf
     n = len(idx)
-    ideal = bm25_ideal(idf(idx.document_frequency(t), n) for t in tokenizer(text))
+    return bm25_ideal(idf(idx.document_frequency(t), n) for t in tokenizer(text))
+
+
+def _bm25_lane(idx, tokenizer, text: str, k: int) -> tuple[list[tuple[str, float, float]], float]:
+    """BM25 hits as ``(id, normalized, raw)`` and the query's ideal score."""
+    ideal = _ideal(idx, tokenizer, text)
     hits = idx.search(text, k=k)
     return [(h.doc_id, normalize_bm25(h.score, ideal), h.score) for h in hits], ideal
 
@@ -138,8 +144,7 @@ def _bm25_or_decomposed(idx, tokenizer, text: str, p: Profile) -> tuple[list[tup
         for u, _, r in sub_hits:
             best_raw[u] = max(best_raw.get(u, 0.0), r)
     combined = combine(per, p.intersection_bonus)[:p.candidates]
-    _, ideal = _bm25_lane(idx, tokenizer, text, 1)
-    return [(u, clip01(s), best_raw[u]) for u, s in combined], ideal, subs
+    return [(u, clip01(s), best_raw[u]) for u, s in combined], _ideal(idx, tokenizer, text), subs
 
 
 def search(kb, text: str, *, profile: str | Profile = "kb-balanced", caller: Caller | dict | None = None,
@@ -259,7 +264,6 @@ def _aligner(kb, params: AlignmentParams | None, features: Mapping[str, Any]):
     the request's ``features[id]``; evidence without ``m`` takes the result's classical score.
     Feature values are checked finite and in [0, 1], the error naming the unit and the field.
     """
-    import json
     from .alignment import Evidence, rank as align_rank
 
     def items(value, where):
