@@ -96,6 +96,17 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
+    from .nonrecursive import one_round_plan, run_one_round  # noqa: PLC0415
+    shapes = one_round_plan(rules, limits, alternatives)
+    if shapes is not None:   # every rule a 2-premise join over asserted facts: one round, numpy
+        res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
+        res.truncated = truncated or res.truncated
+        asserted = len(g) if scope is None else sum(
+            1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
+        res.stats = ClosureStats("one-round", asserted, res.derived_count, 1, res.firings,
+                                 ids.n_syms if scope_list is None else len(scope_list),
+                                 (time.perf_counter() - t0) * 1000)
+        return res
     return _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
 
 
