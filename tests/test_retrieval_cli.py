@@ -124,3 +124,52 @@ def test_eval_bad_case_file(db, tmp_path, capsys):
     code, _, err = run(capsys, "--db", db, "eval", str(f))
     assert code == 2
     assert ":2:1: field 'query'" in err and ":3:" in err and ":4:1: unknown field(s) requird" in err
+
+
+def test_index_builds_once_then_loads_and_goes_stale_after_a_write(tmp_path, capsys):
+    import json as _json
+    from thinkingdb.cli import main
+    src = tmp_path / "u.jsonl"
+    src.write_text(_json.dumps({"id": "u1", "claim": "Refurbished laptops are replaced within 14 days."}) + "\n")
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["--db", db, "-q", "ingest", str(src)]) == 0
+    capsys.readouterr()
+
+    def index():
+        assert main(["--db", db, "--json", "index", "--profile", "kb-balanced"]) == 0
+        doc = _json.loads(capsys.readouterr().out)
+        return {k: v["state"] for k, v in doc["parts"].items()}, doc
+
+    states, doc = index()
+    assert states == {"bm25": "built", "hdc": "built", "view ids": "computed"}
+    assert (doc["units"], doc["visible"]) == (1, 1)
+    assert index()[0] == {"bm25": "loaded", "hdc": "loaded", "view ids": "computed"}   # a new process would load too
+    more = tmp_path / "v.jsonl"
+    more.write_text(_json.dumps({"id": "u2", "claim": "Tablets ship in two days."}) + "\n")
+    assert main(["--db", db, "-q", "ingest", str(more)]) == 0
+    capsys.readouterr()
+    states, doc = index()
+    assert states["bm25"] == states["hdc"] == "built" and doc["units"] == 2
+
+
+def test_lane_builds_draw_a_progress_bar_on_a_terminal(tmp_path, monkeypatch):
+    import io
+    import json as _json
+    import sys
+    from thinkingdb.api import KnowledgeBase
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    src = tmp_path / "u.jsonl"
+    src.write_text("".join(_json.dumps({"id": f"u{i}", "claim": f"claim number {i}"}) + "\n" for i in range(5)))
+    with KnowledgeBase(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(src)])
+        term = Terminal()
+        monkeypatch.setattr(sys, "stderr", term)
+        kb.search("claim", profile="kb-balanced", caller=None)
+        kb.search("claim zebra", profile="kb-balanced")   # escalates: HDC builds
+    out = term.getvalue()
+    assert "building BM25 index" in out and "building HDC index" in out
+    assert "100.0% 5 records" in out

@@ -1,4 +1,4 @@
-"""The ``search`` and ``eval`` commands (registered through :mod:`thinkingdb.cli_ext`).
+"""The ``search``, ``index`` and ``eval`` commands (registered through :mod:`thinkingdb.cli_ext`).
 
 Exit codes: ``search`` 0 with results, 1 when nothing is returned; ``eval`` 0 when every gate passes,
 1 when a gate fails; 2 for bad input (raised as ThinkingDB errors, reported by :func:`thinkingdb.cli.main`).
@@ -78,6 +78,26 @@ def cmd_search(args) -> int:
     return 0 if res.results else 1
 
 
+def cmd_index(args) -> int:
+    from .access import parse_date
+    from .api import KnowledgeBase
+    from .lanes import lanes_for
+    profile = _profile(args)
+    with KnowledgeBase(args.db, create=False) as kb:
+        lanes = lanes_for(kb)
+        view = lanes.access.view(_caller(args), parse_date(args.as_of))
+        report = lanes.prepare(view, profile.lanes)
+    if args.json:
+        sys.stdout.write(json.dumps({"profile": profile.name, "units": len(lanes.units), "visible": view.count,
+                                     "parts": report}) + "\n")
+        return 0
+    lines = [f"{name:<16} {v['state']:<8} {v['seconds']:8.2f} s" for name, v in report.items()]
+    if not args.quiet:
+        lines.append(f"-- profile {profile.name}: {view.count:,} of {len(lanes.units):,} units visible to this caller")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 def cmd_eval(args) -> int:
     from .api import KnowledgeBase
     from .evaluate import evaluate, load_cases
@@ -98,7 +118,7 @@ def cmd_eval(args) -> int:
 
 
 def register(sub, common) -> None:
-    """Add ``search`` and ``eval`` to the ``thinkingdb`` command."""
+    """Add ``search``, ``index`` and ``eval`` to the ``thinkingdb`` command."""
     from .profiles import profile_names
 
     fmt = argparse.RawDescriptionHelpFormatter
@@ -132,6 +152,22 @@ def register(sub, common) -> None:
     p.add_argument("--features", metavar="F.json", help="alignment evidence per unit id (implies --align)")
     p.add_argument("--no-proofs", dest="proofs", action="store_false", help="do not print closure proofs")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("index", parents=[common], formatter_class=fmt,
+                       help="build the search indexes now instead of on the first search",
+                       description="Load or build what a profile's searches need (BM25 index of the caller's "
+                                   "view, HDC index, fact graphs, symbol matcher) and say which were built. "
+                                   "Indexes are kept in the store; any write makes them stale.",
+                       epilog="example:\n  thinkingdb --db kb.sqlite index --profile kb-thinkingdb "
+                              "--caller-tags support:eu --region EU")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--profile", default="kb-thinkingdb", choices=profile_names(),
+                   help="prepare the lanes of this profile (default kb-thinkingdb: all of them)")
+    g.add_argument("--profile-file", metavar="F.toml", help="a custom profile in TOML")
+    p.add_argument("--caller-tags", nargs="*", metavar="TAG", help="the caller's acl tags (whose BM25 view to build)")
+    p.add_argument("--region", metavar="R", help="the caller's region")
+    p.add_argument("--as-of", metavar="DATE", help="validity date YYYY-MM-DD (default today)")
+    p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("eval", parents=[common], formatter_class=fmt,
                        help="Recall@k per profile, safety gates and abstention over a JSONL case file",

@@ -35,6 +35,7 @@ import numpy as np
 from .access import AccessTable, View
 from .errors import ThinkingDBError, translate
 from .model import Fact, Triple
+from .progress import Progress
 
 __all__ = ["Lanes", "lanes_for", "VIEW_SLOTS", "FactAccess"]
 
@@ -125,6 +126,41 @@ class Lanes:
         self._facts: FactAccess | None = None
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
 
+    def _with_progress(self, label: str, items, total: int):
+        """Yield ``items``, drawing a progress bar on stderr when it is a terminal (builds of 100k units
+        take from seconds to minutes, on the first search that needs the index)."""
+        prog = Progress(f"building {label}", total)
+        for item in items:
+            prog.update(1, 1)
+            yield item
+        prog.done()
+
+    def prepare(self, view: View, lanes: tuple[str, ...] = ("bm25", "hdc", "closure")) -> dict[str, dict]:
+        """Load or build what searches of ``view`` through ``lanes`` need, ahead of the first search.
+
+        Returns, per part, the seconds it took and its state: the persisted indexes (BM25, HDC) are
+        ``built`` or ``loaded`` (from the store, or already in memory); the other parts are
+        ``computed`` in memory for this process.
+        """
+        import time
+        steps = []
+        if "bm25" in lanes:
+            steps.append(("bm25", f"bm25:{'all' if view.everything else view.fingerprint}", lambda: self.bm25(view)))
+        if "hdc" in lanes:
+            steps.append(("hdc", "hdc", self.hdc))
+            steps.append(("view ids", None, lambda: self.view_ids(view)))
+        if "closure" in lanes:
+            steps += [("fact graph", None, lambda: self.kb.graph), ("fact provenance", None, lambda: self.facts),
+                      ("view graph", None, lambda: self.graph(view)), ("symbol matcher", None, self.matcher)]
+        out = {}
+        for name, key, step in steps:
+            t0 = time.perf_counter()
+            step()
+            took = round(time.perf_counter() - t0, 3)
+            state = "computed" if key is None else "built" if key in self.built else "loaded"
+            out[name] = {"state": state, "seconds": took}
+        return out
+
     # -- persistence -------------------------------------------------------------------------------
     def _record(self, lane: str, extra: dict) -> dict:
         return {"lane": lane, "generation": self.generation, "tokenizer": self.tokenizer.params(), **extra}
@@ -176,7 +212,8 @@ class Lanes:
         t0 = time.perf_counter()
         idx = BM25Index(tokenizer=self.tokenizer)
         mask = view.mask
-        idx.rebuild((u.id, _unit_fields(u)) for i, u in enumerate(self.units) if mask[i])
+        idx.rebuild(self._with_progress("BM25 index", ((u.id, _unit_fields(u)) for i, u in enumerate(self.units)
+                                                        if mask[i]), view.count))
         self.built[f"bm25:{key}"] = time.perf_counter() - t0
         self._save(name, record, idx)
         return idx, version
@@ -203,8 +240,9 @@ class Lanes:
         t0 = time.perf_counter()
         idx = HDCIndex(params, tokenizer=self.tokenizer)
         try:
-            for u in self.units:
-                idx.add(u.id, _unit_fields(u))
+            for uid, fields in self._with_progress("HDC index", ((u.id, _unit_fields(u)) for u in self.units),
+                                                   len(self.units)):
+                idx.add(uid, fields)
         except Exception as exc:  # a leaf error becomes a ThinkingDB error at this boundary
             raise translate(exc) from exc
         self.built["hdc"] = time.perf_counter() - t0
