@@ -65,11 +65,14 @@ class _Found(Exception):
 
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
             limits: Limits = Limits(), alternatives: int = 0,
-            via: Iterable[str] | None = None) -> ClosureResult:
+            via: Iterable[str] | None = None, directions: dict[str, int] | None = None) -> ClosureResult:
     """Derive what ``rules`` entail from the facts of ``g`` within ``limits``.
 
     ``seeds``: symbol keys for seeded mode (None: full mode). ``alternatives``: keep up to that many
     other derivations per fact. ``via``: relations the seeded scope may grow along (None: all).
+    ``directions``: instead of ``via``, the relations the seeded scope grows along and in which
+    direction (bit 1: from subject to object, bit 2: from object to subject); see
+    :func:`thinkingdb.query.demand` for when this is exact.
     """
     if isinstance(alternatives, bool) or not isinstance(alternatives, int) or alternatives < 0:
         raise ValidationError(f"alternatives must be a non-negative integer, got {alternatives!r}")
@@ -85,7 +88,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                     ids.sym(t)
     constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,)
                         for t in (a.subject, a.object) if not isinstance(t, Var)}, key=ids.sym_rank)
-    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
+    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via, directions)
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
     plan = fast_path_plan(rules, limits, alternatives)
@@ -110,9 +113,10 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     return _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
 
 
-def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
+def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=None):
     """The symbols the run may touch, as a bytearray flag per id (None: everything): the seeds, then
-    the rules' constants, then breadth-first layers in canonical order, up to ``max_nodes``."""
+    the rules' constants, then breadth-first layers in canonical order, up to ``max_nodes``; layers
+    follow both directions of the ``via`` relations, or only the given ``directions``."""
     n_ids = ids.n_syms
     sym_rank, rel_rank = g.ranks()
     if seeds is None:
@@ -133,16 +137,23 @@ def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
     for s in seed_ids:
         scope[s] = 1
     members = list(seed_ids)
-    rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
+    if directions is not None:
+        named = sorted((r, bits) for r, bits in ((g.relation_id(v), b) for v, b in directions.items()) if r is not None)
+        outs = [g._out[r] for r, bits in named if bits & 1]
+        ins = [g._in[r] for r, bits in named if bits & 2]
+    else:
+        rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
+        outs, ins = [g._out[r] for r in rels], [g._in[r] for r in rels]
     layer = [s for s in seed_ids if s < len(g._syms)]
     while layer and truncated is None:
         nxt: set[int] = set()
         for s in layer:
-            for r in rels:
-                row = g._out[r].get(s)
+            for index in outs:
+                row = index.get(s)
                 if row:
                     nxt.update(o for o in row if not scope[o])
-                col = g._in[r].get(s)
+            for index in ins:
+                col = index.get(s)
                 if col:
                     nxt.update(x for x in col if not scope[x])
         layer = sorted(nxt, key=sym_rank.__getitem__)

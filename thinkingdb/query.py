@@ -99,10 +99,108 @@ def _relations(path: Path) -> set[str]:
     return set().union(*(_relations(p) for p in parts))
 
 
-def _view_for(query_rels: set[str], constants: list[str], g: FactGraph, rules, limits: Limits, alternatives: int):
+FORWARD, BACKWARD = 1, 2   # the directions a relation's edges are walked in, as bits
+
+
+def _flip(bits: int) -> int:
+    return ((bits & FORWARD) << 1) | ((bits & BACKWARD) >> 1)
+
+
+def chain(rule: Rule) -> list[tuple[str, int]] | None:
+    """The premises of ``rule`` as a chain of edges from the head's subject to its object, each with
+    the direction it is walked in, or None when the rule has another shape (a constant, a premise off
+    the chain, a branch).
+
+    >>> x, y, z = Var("x"), Var("y"), Var("z")
+    >>> from thinkingdb.model import Atom
+    >>> chain(Rule("t", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "r", z)))
+    [('r', 1), ('r', 1)]
+    >>> chain(Rule("sym", (Atom(x, "r", y),), Atom(y, "r", x)))
+    [('r', 2)]
+    >>> chain(Rule("c", (Atom(x, "r", "k"),), Atom(x, "s", x))) is None
+    True
+    """
+    terms = [t for a in rule.premises + (rule.head,) for t in (a.subject, a.object)]
+    if not all(isinstance(t, Var) for t in terms) or rule.head.subject == rule.head.object:
+        return None
+    cur, left, out = rule.head.subject, list(rule.premises), []
+    seen = {cur}
+    while left:
+        touching = [a for a in left if cur in (a.subject, a.object)]
+        if len(touching) != 1 or touching[0].subject == touching[0].object:
+            return None
+        a = touching[0]
+        left.remove(a)
+        forward = a.subject == cur
+        out.append((a.relation, FORWARD if forward else BACKWARD))
+        cur = a.object if forward else a.subject
+        if cur in seen:
+            return None
+        seen.add(cur)
+    return out if cur == rule.head.object else None
+
+
+def _walk_bits(path: Path, bits: int, out: dict[str, int]) -> None:
+    if isinstance(path, PathRel):
+        out[path.relation] = out.get(path.relation, 0) | bits
+    elif isinstance(path, PathInv):
+        _walk_bits(path.path, _flip(bits), out)
+    elif isinstance(path, PathRepeat):
+        _walk_bits(path.path, bits, out)
+    else:
+        for part in (path.parts if isinstance(path, PathSeq) else path.options):
+            _walk_bits(part, bits, out)
+
+
+def demand(query: Query, rules) -> tuple[str, dict[str, int]] | None:
+    """For a one-pattern query with a constant end, the constant the answers are walked from and the
+    directions in which each relation's edges can lie on a walk or a proof from it; None otherwise.
+
+    Every relevant rule must be a :func:`chain`: a derived edge then stands for a chain of edges
+    between its own ends, so every fact any proof of an answer uses is reachable from the constant
+    along these directions, and a closure scoped to that region derives exactly the answers' facts
+    with the same best proofs. With the default rule shapes (transitive, symmetric, subrelation,
+    composition) a query such as ``? GO:0006915 ancestor ?y`` then reaches only the term's ancestors,
+    not its whole connected component.
+    """
+    if len(query.patterns) != 1:
+        return None
+    p = query.patterns[0]
+    if not isinstance(p.subject, Var):
+        start, bits = p.subject, FORWARD
+    elif not isinstance(p.object, Var):
+        start, bits = p.object, BACKWARD
+    else:
+        return None
+    chains = [(r.head.relation, chain(r)) for r in rules]
+    if any(c is None for _, c in chains):
+        return None
+    out: dict[str, int] = {}
+    _walk_bits(p.path, bits, out)
+    changed = True
+    while changed:
+        changed = False
+        for head, edges in chains:
+            want = out.get(head, 0)
+            if not want:
+                continue
+            for rel, d in edges:
+                add = want if d == FORWARD else _flip(want)
+                if out.get(rel, 0) | add != out.get(rel, 0):
+                    out[rel] = out.get(rel, 0) | add
+                    changed = True
+    return start, out
+
+
+def _view_for(query_rels: set[str], constants: list[str], g: FactGraph, rules, limits: Limits, alternatives: int,
+              query: Query | None = None):
     rel_rules = relevant_rules(rules, query_rels)
     if not rel_rules:
         return GraphView(g)
+    plan = demand(query, rel_rules) if query is not None else None
+    if plan is not None:
+        start, directions = plan
+        return closure(g, rel_rules, seeds=[start], limits=limits, alternatives=alternatives, directions=directions)
     via = query_rels | {p.relation for r in rel_rules for p in r.premises} | {r.head.relation for r in rel_rules}
     return closure(g, rel_rules, seeds=constants or None, limits=limits, alternatives=alternatives, via=via)
 
@@ -119,7 +217,7 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     kk = k if aggregate == "noisy-or" else 1
     rels = set().union(*(_relations(p.path) for p in query.patterns))
     constants = sorted({t for p in query.patterns for t in (p.subject, p.object) if not isinstance(t, Var)})
-    view = _view_for(rels, constants, g, tuple(rules), limits, kk - 1)
+    view = _view_for(rels, constants, g, tuple(rules), limits, kk - 1, query)
     truncated = view.truncated
     ids = view.ids
     walks = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in query.patterns]
