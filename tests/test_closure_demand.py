@@ -93,3 +93,17 @@ def test_other_rule_shapes_keep_the_undirected_scope():
     assert evaluate(q, FactGraph(fs), (branch,)).stats.nodes == 5   # b, a, c, q, z: both directions
     two = Query((QueryPattern("a", PathRel("r"), Var("v")), QueryPattern(Var("v"), PathRel("r"), Var("w"))))
     assert query_module.demand(two, ()) is None
+
+
+@given(facts(max_size=16), st.lists(chain_rules(), max_size=3, unique_by=lambda r: r.name), declarations(),
+       st.sampled_from(SYMBOLS), st.sampled_from(RELATIONS), st.sampled_from(SYMBOLS), st.integers(0, 2))
+def test_why_with_the_directed_scope_gives_the_undirected_proof(fs, chains, decls, s, r, o, alternatives):
+    from thinkingdb.model import Triple
+    from thinkingdb.query import why
+    g, rule_set, t = FactGraph(fs), tuple(chains) + compile_declarations(decls), Triple(s, r, o)
+    got = why(t, g, rule_set, alternatives=alternatives)
+    with mock.patch.object(query_module, "demand", lambda *_: None):
+        want = why(t, g, rule_set, alternatives=alternatives)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got.to_json() == want.to_json()

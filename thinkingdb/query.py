@@ -377,7 +377,11 @@ def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Lim
     if not rel_rules:
         c = g.confidence(triple)
         return None if c is None else Proof.asserted(triple, c)
-    via = {triple.relation} | {p.relation for r in rel_rules for p in r.premises} | {r.head.relation for r in rel_rules}
-    res = closure(g, rel_rules, seeds=[triple.subject, triple.object], limits=limits,
-                  alternatives=alternatives, via=via)
+    plan = demand(Query((QueryPattern(triple.subject, PathRel(triple.relation), triple.object),)), rel_rules)
+    if plan is not None:   # every proof of the fact is a chain from its subject: scope along it only
+        res = closure(g, rel_rules, seeds=[plan[0]], limits=limits, alternatives=alternatives, directions=plan[1])
+    else:
+        via = {triple.relation} | {p.relation for r in rel_rules for p in r.premises} | {r.head.relation for r in rel_rules}
+        res = closure(g, rel_rules, seeds=[triple.subject, triple.object], limits=limits,
+                      alternatives=alternatives, via=via)
     return res.proof(triple)
