@@ -107,3 +107,16 @@ def test_why_with_the_directed_scope_gives_the_undirected_proof(fs, chains, decl
     assert (got is None) == (want is None)
     if got is not None:
         assert got.to_json() == want.to_json()
+
+
+def test_why_follows_a_symmetric_relation_backwards():
+    # knows is symmetric: "a knows b" is proved from "b knows a", an edge walked against its direction
+    from thinkingdb.model import Triple
+    from thinkingdb.query import why
+    g = FactGraph([Fact("b", "knows", "a", 0.9), Fact("c", "knows", "b", 0.8)])
+    rule_set = compile_declarations([Declaration("knows", "symmetric")])
+    assert query_module.demand(Query((QueryPattern("a", PathRel("knows"), Var("v")),)), rule_set) == ("a", {"knows": 3})
+    proof = why(Triple("a", "knows", "b"), g, rule_set)
+    assert proof is not None and proof.score == 0.9
+    got = evaluate(Query((QueryPattern("a", PathRel("knows"), Var("v")),)), g, rule_set)
+    assert [a.bindings["v"] for a in got.answers] == ["b"]
