@@ -20,7 +20,16 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import DocumentError, FieldError, ParameterError
-from .search import QueryTerm, RoleBoost, candidates, gather, posting_lists
+from .search import (
+    QueryTerm,
+    RoleBoost,
+    candidates,
+    gather,
+    kth_largest,
+    posting_lists,
+    pruned_gather,
+    upper_bounds,
+)
 from .segment import Segment
 from .store import PostingStore
 from .tokenizer import Tokenizer, default_tokenizer
@@ -62,6 +71,10 @@ class BM25Index(PostingStore):
                 kw["field_weights"] = field_weights
             params = BM25Params(**kw)
         super().__init__(params, tokenizer if tokenizer is not None else default_tokenizer())
+
+    # Queries with fewer postings than this are scored in full (no MaxScore pruning);
+    # tests set it to 0 to exercise the pruned path on small corpora.
+    _PRUNE_MIN = 2048
 
     def __len__(self) -> int:
         return self._n_live
@@ -194,11 +207,46 @@ class BM25Index(PostingStore):
             return []
         boost = RoleBoost(self._role, role, self.params.role_boost) if role is not None else RoleBoost()
         per_term = posting_lists(segments, terms, mask)
-        touched, scores = gather([pair for lists in per_term for pair in lists], self._acc)
-        cand, scores = candidates(touched, boost(touched, scores), k, len(terms))
+        pruned = None
+        if len(terms) > 1 and sum(len(s) for lists in per_term for s, _ in lists) >= self._PRUNE_MIN:
+            factor = boost.factor
+            kth_of = None
+            if mask is None and k <= _KTH:  # every posting is a live document: cached bounds
+                kth_of = lambda i: self._kth_bound(terms[i])  # noqa: E731
+            pruned = pruned_gather(
+                per_term,
+                upper_bounds(segments, terms),
+                k,
+                self._acc,
+                self._mark,
+                min(1.0, factor),
+                max(1.0, factor),
+                kth_of,
+            )
+        if pruned is None:
+            touched, scores = gather([pair for lists in per_term for pair in lists], self._acc)
+            repeats, floor = len(terms), 0.0
+        else:
+            touched, scores, repeats, floor = pruned
+        cand, scores = candidates(touched, boost(touched, scores), k, repeats, floor)
         ids = self._ids
         ranked = sorted(zip((-scores).tolist(), (ids[s] for s in cand.tolist())))
         return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]  # type: ignore[arg-type]
+
+    def _kth_bound(self, qt: QueryTerm) -> float:
+        """The ``_KTH``-th largest impact × qf of a term in the main segment (0 if fewer postings), cached.
+
+        Those are distinct live documents (when nothing is dead), so for any
+        ``k <= _KTH`` it is a lower bound of the k-th best score of a query with the term.
+        """
+        if self._kth_version != self._version:
+            self._kth_cache.clear()
+            self._kth_version = self._version
+        v = self._kth_cache.get(qt.term)
+        if v is None:
+            a, b = self._main.bounds(qt.term)
+            v = self._kth_cache[qt.term] = kth_largest([(self._main.slots[a:b], self._main.impacts[a:b])], _KTH)
+        return v * qt.qf
 
     def _role_of(self, boost_role: str | None) -> int | None:
         if boost_role is None:
@@ -314,6 +362,9 @@ class BM25Index(PostingStore):
         from .persist import load_index
 
         return load_index(cls, source, tokenizer, expect)
+
+_KTH = 10  # the rank of the cached per-term lower bounds (the default k)
+
 
 def _check_k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:

@@ -9,12 +9,17 @@
 2. A document appears at most once per term, so among the ``k × m`` best of the
    ``L`` touched entries (``m`` terms) there are at least ``k`` distinct
    documents; ``np.partition`` finds that threshold in O(L), and only the entries
-   above it are de-duplicated and sorted (score descending, then doc id).
+   above it are de-duplicated (the caller sorts by score descending, then doc id).
+3. MaxScore (:func:`pruned_gather`, queries with enough postings): a cheap lower
+   bound ``θ`` of the k-th best score (the k-th largest impact of a short term)
+   and each term's largest impact show which terms cannot lift a document into
+   the top k on their own; only the documents of the other terms are scored,
+   in the same order, so the results are exactly those of step 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +27,9 @@ import numpy.typing as npt
 
 from .segment import Segment
 
-__all__ = ["QueryTerm", "RoleBoost", "posting_lists", "gather", "candidates"]
+__all__ = [
+    "QueryTerm", "RoleBoost", "posting_lists", "upper_bounds", "kth_largest", "gather", "pruned_gather", "candidates"
+]
 
 Slots = npt.NDArray[np.int32]
 Scores = npt.NDArray[np.float64]
@@ -79,12 +86,120 @@ def posting_lists(
     return out
 
 
+def upper_bounds(segments: Sequence[Segment], terms: Sequence[QueryTerm]) -> list[float]:
+    """Per term: its largest impact × qf over all segments (an upper bound of its contribution)."""
+    out = []
+    for qt in terms:
+        top = 0.0
+        for seg in segments:
+            if qt.term < seg.n_terms:
+                top = max(top, float(seg.maxima[qt.term]))
+        out.append(top * qt.qf)
+    return out
+
+
+def _kth(values: Scores, i: int) -> float:
+    """The ``i``-th smallest of ``values`` (0-based), in O(n); ``values`` is not modified."""
+    part = values.copy()
+    part.partition(i)
+    return part[i]
+
+
+def kth_largest(lists: PostingLists, k: int) -> float:
+    """The k-th largest impact of one term's lists (distinct documents), 0 if it has fewer than k."""
+    imp = lists[0][1] if len(lists) == 1 else np.concatenate([i for _, i in lists])
+    n = len(imp)
+    if n < k:
+        return 0.0
+    return float(_kth(imp, n - k))
+
+
+# Relative slack on the pruning test, far above the rounding difference between
+# summing the same impacts in two different orders.
+_SLACK = 1e-9
+
+
+def pruned_gather(
+    per_term: list[PostingLists],
+    bounds: Sequence[float],
+    k: int,
+    acc: Scores,
+    mark: npt.NDArray[np.bool_],
+    low: float = 1.0,
+    high: float = 1.0,
+    kth_of: Callable[[int], float] | None = None,
+) -> tuple[Slots, Scores, int, float] | None:
+    """Like :func:`gather`, but skipping the documents that cannot reach the top ``k`` (MaxScore).
+
+    ``bounds`` are the terms' :func:`upper_bounds`; a document's score is multiplied
+    by a factor in ``[low, high]`` after summing (the role boost). Returns the
+    touched slots (each once), their full scores, 1 (the most repeats of a
+    slot, as for :func:`gather`) and ``θ`` (a lower bound of the k-th best final score, a ``floor`` for
+    :func:`candidates`), or ``None`` when nothing can be skipped (use :func:`gather`).
+
+    1. A lower bound ``θ`` of the k-th best score: a term's postings are distinct
+       documents, so its k-th largest impact (× ``low``) is one; the two shortest
+       terms are tried. ``kth_of(i)``, if given, returns such a bound for the
+       ``i``-th term (e.g. cached); by default it is computed from ``per_term``.
+    2. Terms by increasing bound: the longest prefix whose bounds sum (× ``high``)
+       stays below ``θ`` is *non-essential*: a document matching only those terms
+       scores below ``θ``, so it is neither in the top k nor tied with it.
+    3. Candidates are the documents of the essential terms. Every term, in query
+       order, is added into ``acc`` at the candidates only (non-essential terms are
+       probed through ``mark``), so each candidate gets exactly the sum
+       :func:`gather` computes, in the same order: scores are bit-identical.
+    """
+    live = [i for i, lists in enumerate(per_term) if lists]
+    if len(live) < 2:
+        return None
+    sizes = {i: sum(len(s) for s, _ in per_term[i]) for i in live}
+    shortest = sorted(live, key=sizes.__getitem__)[:2]
+    if kth_of is None:
+        theta = max(kth_largest(per_term[i], k) for i in shortest) * low
+    else:
+        theta = max(kth_of(i) for i in shortest) * low
+    if theta <= 0.0:
+        return None
+    essential = set(live)
+    total = 0.0
+    for i in sorted(live, key=lambda i: bounds[i]):
+        total += bounds[i]
+        if total * high * (1.0 + _SLACK) >= theta:
+            break
+        essential.discard(i)
+    if len(essential) == len(live):
+        return None
+    # intp indices: numpy's fancy indexing and ufunc.at are much faster with them than with int32
+    wide = {}
+    parts = []
+    for i in essential:
+        for j, (slots, _) in enumerate(per_term[i]):
+            slots = wide[i, j] = slots.astype(np.intp)
+            # the candidates, each once: the slots of this list not marked by an earlier one
+            parts.append(slots.take((~mark.take(slots)).nonzero()[0]) if parts else slots)
+            mark[slots] = True
+    for i in live:
+        for j, (slots, imp) in enumerate(per_term[i]):
+            if i in essential:
+                np.add.at(acc, wide[i, j], imp)
+            else:
+                hit = mark.take(slots).nonzero()[0]
+                if len(hit):
+                    np.add.at(acc, slots.take(hit).astype(np.intp), imp.take(hit))
+    touched = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    scores = acc.take(touched)
+    acc[touched] = 0.0
+    mark[touched] = False
+    return touched, scores, 1, theta
+
+
 def gather(lists: PostingLists, acc: Scores) -> tuple[Slots, Scores]:
     """Touched slots (with repeats, one per matching term) and their full scores.
 
     >>> acc = np.zeros(4)
-    >>> gather([(np.array([1, 3], np.int32), np.array([1.0, 2.0])), (np.array([3], np.int32), np.array([0.5]))], acc)
-    (array([1, 3, 3], dtype=int32), array([1. , 2.5, 2.5]))
+    >>> t, s = gather([(np.array([1, 3], np.int32), np.array([1.0, 2.0])), (np.array([3], np.int32), np.array([0.5]))], acc)
+    >>> t.tolist(), s.tolist()
+    ([1, 3, 3], [1.0, 2.5, 2.5])
     >>> acc.tolist()
     [0.0, 0.0, 0.0, 0.0]
     """
@@ -92,9 +207,12 @@ def gather(lists: PostingLists, acc: Scores) -> tuple[Slots, Scores]:
         return np.zeros(0, np.int32), np.zeros(0, np.float64)
     if len(lists) == 1:
         return lists[0]
+    parts = []
     for slots, imp in lists:
+        slots = slots.astype(np.intp)  # fancy indexing and ufunc.at are much faster with intp than int32
         np.add.at(acc, slots, imp)  # unbuffered add: much faster than acc[slots] += imp in numpy 2
-    touched = np.concatenate([slots for slots, _ in lists])
+        parts.append(slots)
+    touched = np.concatenate(parts)
     scores = acc.take(touched)
     if len(touched) * 8 > len(acc):
         acc.fill(0.0)
@@ -103,30 +221,33 @@ def gather(lists: PostingLists, acc: Scores) -> tuple[Slots, Scores]:
     return touched, scores
 
 
-def candidates(touched: Slots, scores: Scores, k: int, repeats: int) -> tuple[Slots, Scores]:
-    """Distinct slots whose score is at least the k-th best distinct score, with their scores.
+def candidates(touched: Slots, scores: Scores, k: int, repeats: int, floor: float = 0.0) -> tuple[Slots, Scores]:
+    """Distinct slots whose score is at least the k-th best distinct score, with their scores, in no order.
 
     ``repeats`` is the most times one slot can occur in ``touched``. Documents
     tied with the k-th score are all kept, so the caller can break ties by id.
+    ``floor``, if given, must not exceed the k-th best score: entries below it are
+    dropped first.
 
-    >>> candidates(np.array([3, 1, 3, 2]), np.array([2.0, 1.0, 2.0, 0.5]), 2, 2)
-    (array([3, 1]), array([2., 1.]))
+    >>> t, s = candidates(np.array([3, 1, 3, 2]), np.array([2.0, 1.0, 2.0, 0.5]), 2, 2)
+    >>> sorted(zip(t.tolist(), s.tolist()))
+    [(1, 1.0), (3, 2.0)]
     """
+    if floor > 0.0:
+        keep = (scores >= floor).nonzero()[0]
+        touched, scores = touched.take(keep), scores.take(keep)
     n = len(touched)
-    width = k * max(repeats, 1)
-    if width < n:
-        threshold = np.partition(scores, n - width)[n - width]
-        keep = scores >= threshold
-        touched, scores = touched[keep], scores[keep]
-    if repeats > 1 and len(touched) > 1:
+    if repeats > 1 and n > 1:
+        width = k * repeats
+        if width < n:
+            keep = (scores >= _kth(scores, n - width)).nonzero()[0]
+            touched, scores = touched.take(keep), scores.take(keep)
         order = np.argsort(touched, kind="stable")
-        touched, scores = touched[order], scores[order]
-        first = np.concatenate(([True], touched[1:] != touched[:-1]))
-        touched, scores = touched[first], scores[first]
-    if len(touched) > k:
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep = scores >= kth
-        touched, scores = touched[keep], scores[keep]
-    order = np.argsort(-scores, kind="stable")
-    return touched[order], scores[order]
-
+        touched, scores = touched.take(order), scores.take(order)
+        first = np.concatenate(([True], touched[1:] != touched[:-1])).nonzero()[0]
+        touched, scores = touched.take(first), scores.take(first)
+        n = len(touched)
+    if n > k:
+        keep = (scores >= _kth(scores, n - k)).nonzero()[0]
+        touched, scores = touched.take(keep), scores.take(keep)
+    return touched, scores

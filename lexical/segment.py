@@ -3,9 +3,10 @@
 For every term ``t`` the postings live in ``slots[indptr[t]:indptr[t+1]]`` (the
 documents' slot numbers, ascending) with the per-field term frequencies in the
 matching rows of ``tf`` (shape ``(postings, fields)``). ``impacts`` holds
-``idf(t) × Σ_f w_f sat_f`` (float64) per posting; the index refreshes a term's
-impacts lazily when the collection statistics have changed since they were
-computed.
+``idf(t) × Σ_f w_f sat_f`` (float64) per posting and ``maxima`` the largest
+impact of each term (the upper bound used to skip postings at search time); the
+index refreshes a term's impacts lazily when the collection statistics have
+changed since they were computed.
 
 >>> seg = Segment.from_tokens(np.array([1, 0, 1]), np.array([0, 0, 1]), None, n_terms=2, n_fields=1)
 >>> seg.postings(1)[0].tolist(), seg.postings(1)[1].ravel().tolist()
@@ -29,7 +30,7 @@ def _tf_dtype(max_tf: int) -> type:
 class Segment:
     """CSR postings of a set of documents; built once, never mutated except for impacts."""
 
-    __slots__ = ("indptr", "slots", "tf", "impacts", "n_terms")
+    __slots__ = ("indptr", "slots", "tf", "impacts", "maxima", "n_terms")
 
     def __init__(self, indptr: IntArray, slots: IntArray, tf: IntArray) -> None:
         self.indptr = indptr.astype(np.int64, copy=False)
@@ -37,6 +38,7 @@ class Segment:
         self.tf = tf
         self.impacts = np.zeros(len(slots), dtype=np.float64)
         self.n_terms = len(indptr) - 1
+        self.maxima = np.zeros(self.n_terms, dtype=np.float64)
 
     @property
     def n_postings(self) -> int:
@@ -48,6 +50,19 @@ class Segment:
         if term >= self.n_terms:
             return 0, 0
         return int(self.indptr[term]), int(self.indptr[term + 1])
+
+    def set_impacts(self, term: int, impacts: npt.NDArray[np.float64]) -> None:
+        """Store ``term``'s impacts (one per posting, non-empty) and their maximum."""
+        a, b = self.bounds(term)
+        self.impacts[a:b] = impacts
+        self.maxima[term] = impacts.max()
+
+    def refresh_maxima(self) -> None:
+        """Recompute every term's maximum impact (after a bulk impacts update)."""
+        self.maxima[:] = 0.0
+        nonempty = np.flatnonzero(np.diff(self.indptr))
+        if len(nonempty):
+            self.maxima[nonempty] = np.maximum.reduceat(self.impacts, self.indptr[nonempty])
 
     def postings(self, term: int) -> tuple[IntArray, IntArray]:
         """The slots and tf rows of ``term``."""

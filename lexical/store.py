@@ -58,6 +58,8 @@ class PostingStore:
     # max(_DEAD_MIN, live/4). Tests lower them to exercise compaction.
     _DELTA_MIN = 1024
     _DEAD_MIN = 1024
+    # Raw words whose terms bulk indexing keeps cached; beyond that only the current chunk's are kept.
+    _BULK_WORDS = 150_000
 
     def __init__(self, params: BM25Params, tokenizer: Tokenizer) -> None:
         self.params = params
@@ -88,9 +90,12 @@ class PostingStore:
         self._delta_docs: dict[int, tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]] = {}
         self._delta: Segment | None = None
         self._version = 0
+        self._kth_cache: dict[int, float] = {}  # see BM25Index._kth_bound
+        self._kth_version = -1
         self._stamp = np.full(0, -1, dtype=np.int64)
         self._df = np.zeros(0, dtype=np.int64)
         self._acc = np.zeros(0, dtype=np.float64)
+        self._mark = np.zeros(0, dtype=bool)
 
     def _term_ids(self, terms: Iterable[str]) -> tuple[int, ...]:
         vocab, out = self._vocab, []
@@ -127,6 +132,7 @@ class PostingStore:
         self._dl = np.concatenate([self._dl, np.zeros((new - cap, len(self._fields)), np.uint32)])
         self._role = np.concatenate([self._role, np.full(new - cap, -1, np.int32)])
         self._acc = np.zeros(new, dtype=np.float64)
+        self._mark = np.zeros(new, dtype=bool)
 
     def _role_code(self, key: str) -> int:
         code = self._role_codes.get(key)
@@ -273,15 +279,19 @@ class PostingStore:
     def _refresh_all(self) -> None:
         """Vectorized df and impacts of every term (right after a bulk build: one segment, all alive)."""
         main = self._main
-        df = np.diff(main.indptr).astype(np.int64)
+        indptr = main.indptr
+        df = np.diff(indptr)
         n = self._n_live
         # math.log per term, exactly as _refresh does it (numpy's vector log may round differently)
-        idf = np.array([scoring.idf(d, n) for d in df.tolist()], dtype=np.float64)
-        term_of = np.repeat(np.arange(len(df), dtype=np.int32), df)
+        idf = np.fromiter((scoring.idf(d, n) for d in df.tolist()), dtype=np.float64, count=len(df))
         step = 1 << 17  # bounded temporaries
         for a in range(0, main.n_postings, step):
             b = min(a + step, main.n_postings)
-            main.impacts[a:b] = idf[term_of[a:b]] * self._base(main.tf[a:b], main.slots[a:b])
+            first = int(np.searchsorted(indptr, a, side="right")) - 1
+            stop = int(np.searchsorted(indptr, b, side="left"))  # terms first..stop-1 cover [a, b)
+            counts = np.diff(np.clip(indptr[first : stop + 1], a, b))
+            main.impacts[a:b] = np.repeat(idf[first:stop], counts) * self._base(main.tf[a:b], main.slots[a:b])
+        main.refresh_maxima()
         self._df = df
         self._stamp = np.full(len(df), self._version, dtype=np.int64)
 
@@ -301,13 +311,15 @@ class PostingStore:
         for seg in segments:
             a, b = seg.bounds(term)
             if a < b:
-                slots = seg.slots[a:b]
-                seg.impacts[a:b] = weight * self._base(seg.tf[a:b], slots)
+                seg.set_impacts(term, weight * self._base(seg.tf[a:b], seg.slots[a:b]))
         self._df[term] = df
         self._stamp[term] = self._version
 
     def _load(self, items: list[tuple[str, list[tuple[int, str]]]]) -> None:
-        """Replace everything by validated documents: tokenize in chunks, build one main segment."""
+        """Replace everything by validated documents: tokenize in chunks, build one main segment.
+
+        ``items`` is consumed (emptied).
+        """
         n = len(items)
         self._reset()
         nf = len(self._fields)
@@ -325,6 +337,9 @@ class PostingStore:
                     for _, ws in entries:
                         seen.update(ws)
                 cache = self._word_ids
+                if len(cache) > self._BULK_WORDS:
+                    # bounded memory: keep the words of this chunk (the frequent ones recur in every chunk)
+                    cache = self._word_ids = {w: cache[w] for w in seen if w in cache}
                 self._learn([w for w in seen if w not in cache], remember=False)
                 del seen
                 getter = cache.__getitem__
@@ -361,6 +376,7 @@ class PostingStore:
                 role_text = " ".join(t for c, t in texts if c == self._role_col)
                 if role_text.strip():
                     role[slot] = self._role_code(self._role_key(role_text))
+        items.clear()  # consumed: free the documents' containers before the big arrays
         self._alive[:n] = True
         self._dl[:n] = dl
         self._role[:n] = role
