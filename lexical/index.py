@@ -224,8 +224,8 @@ class BM25Index(PostingStore):
                 kth_of,
             )
         if pruned is None:
-            touched, scores = gather([pair for lists in per_term for pair in lists], self._acc)
-            repeats, floor = len(terms), 0.0
+            touched, scores = gather([pair for lists in per_term for pair in lists], self._acc, self._mark)
+            repeats, floor = 1, 0.0
         else:
             touched, scores, repeats, floor = pruned
         cand, scores = candidates(touched, boost(touched, scores), k, repeats, floor)

@@ -193,31 +193,45 @@ def pruned_gather(
     return touched, scores, 1, theta
 
 
-def gather(lists: PostingLists, acc: Scores) -> tuple[Slots, Scores]:
+def gather(
+    lists: PostingLists, acc: Scores, mark: npt.NDArray[np.bool_] | None = None
+) -> tuple[Slots, Scores]:
     """Touched slots (with repeats, one per matching term) and their full scores.
+
+    With ``mark`` (an all-False scratch array as long as ``acc``, left all False)
+    every touched slot is returned once.
 
     >>> acc = np.zeros(4)
     >>> t, s = gather([(np.array([1, 3], np.int32), np.array([1.0, 2.0])), (np.array([3], np.int32), np.array([0.5]))], acc)
     >>> t.tolist(), s.tolist()
     ([1, 3, 3], [1.0, 2.5, 2.5])
-    >>> acc.tolist()
-    [0.0, 0.0, 0.0, 0.0]
+    >>> t, s = gather([(np.array([1, 3], np.int32), np.array([1.0, 2.0])), (np.array([3], np.int32), np.array([0.5]))], acc, np.zeros(4, bool))
+    >>> t.tolist(), s.tolist(), acc.tolist()
+    ([1, 3], [1.0, 2.5], [0.0, 0.0, 0.0, 0.0])
     """
     if not lists:
         return np.zeros(0, np.int32), np.zeros(0, np.float64)
     if len(lists) == 1:
         return lists[0]
     parts = []
-    for slots, imp in lists:
+    last = len(lists) - 1
+    for j, (slots, imp) in enumerate(lists):
         slots = slots.astype(np.intp)  # fancy indexing and ufunc.at are much faster with intp than int32
         np.add.at(acc, slots, imp)  # unbuffered add: much faster than acc[slots] += imp in numpy 2
-        parts.append(slots)
+        if mark is None or j == 0:
+            parts.append(slots)
+        else:  # the slots no earlier list touched
+            parts.append(slots.take((~mark.take(slots)).nonzero()[0]))
+        if mark is not None and j < last:
+            mark[slots] = True
     touched = np.concatenate(parts)
     scores = acc.take(touched)
     if len(touched) * 8 > len(acc):
         acc.fill(0.0)
     else:
         acc[touched] = 0.0
+    if mark is not None:
+        mark[touched] = False
     return touched, scores
 
 
