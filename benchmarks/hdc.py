@@ -1,6 +1,7 @@
 """HDC lane benchmark: encoding throughput and top-10 Hamming search, side by side in one run.
 
     python benchmarks/hdc.py [--sizes 100000 1000000] [--runs 5] [--units 20000] [--no-torchhd]
+                             [--corpus ../shared/data/corpus100k/corpus_100000.jsonl.gz [--corpus-units N]]
 
 For every size N it stores N random 4096-bit vectors (N x 64 uint64 words, fixed seed) and times one
 top-10 search with:
@@ -131,14 +132,77 @@ def bench_encoding(n_units: int, runs: int) -> list[tuple[str, str]]:
         }
         for _ in range(n_units)
     ]
-    idx = hdc.HDCIndex()
+    one, idx = hdc.HDCIndex(), hdc.HDCIndex()
+    clear_caches()
     t0 = time.perf_counter()
     for i, u in enumerate(units):
-        idx.add(f"u{i}", u)
+        one.add(f"u{i}", u)
     add_rate = n_units / (time.perf_counter() - t0)
     rows.append((f"HDCIndex.add, {n_units:,} units (4 + 14 words, Zipf over 20k words)", f"{add_rate:,.0f} units/s"))
+    clear_caches()
+    t0 = time.perf_counter()
+    idx.add_many((f"u{i}", u) for i, u in enumerate(units))
+    many_rate = n_units / (time.perf_counter() - t0)
+    rows.append(("HDCIndex.add_many, the same units", f"{many_rate:,.0f} units/s ({many_rate / add_rate:.1f}x)"))
+    same_vectors(one, idx)
     t_search, _, _ = measure(lambda: idx.search(" ".join(rng.choices(vocab, zipf, k=6)), k=10), runs)
     rows.append((f"HDCIndex.search over {n_units:,} units (3 field scans + scoring)", f"{t_search * 1000:.2f} ms"))
+    return rows
+
+
+def clear_caches() -> None:
+    """Empty the symbol and n-gram caches, so that each build starts cold."""
+    hdc.vectors._random_words.cache_clear()
+    hdc.encoders._gram_votes.cache_clear()
+    hdc.encoders._rotated_token.cache_clear()
+
+
+def same_vectors(a: hdc.HDCIndex, b: hdc.HDCIndex) -> None:
+    if sorted(a.ids()) != sorted(b.ids()):
+        raise SystemExit("add and add_many stored different ids")
+    for uid in a.ids():
+        va, vb = a.vectors(uid), b.vectors(uid)
+        for f in ("topic", "claim", "acts"):
+            x, y = getattr(va, f), getattr(vb, f)
+            if (x is None) != (y is None) or (x is not None and not (x == y).all()):
+                raise SystemExit(f"add and add_many differ on {uid} {f}")
+
+
+def bench_corpus(path: str, n_units: int) -> list[tuple[str, str]]:
+    """Build an index of ``n_units`` real documents one by one and with add_many (same vectors checked)."""
+    import gzip
+    import json
+
+    try:
+        from lexical import Tokenizer
+
+        tokenizer, tok_name = Tokenizer(), "lexical.Tokenizer"
+    except ImportError:
+        tokenizer, tok_name = None, "default tokenizer"
+    opener = gzip.open if path.endswith(".gz") else open
+    units = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if len(units) == n_units:
+                break
+            doc = json.loads(line)
+            units.append((str(doc["id"]), {"topic": " ".join(doc["text"].split()[:8]), "claim": doc["text"]}))
+    rows = []
+    built = []
+    for name in ("add", "add_many"):
+        idx = hdc.HDCIndex(tokenizer=tokenizer)
+        clear_caches()
+        t0 = time.perf_counter()
+        if name == "add":
+            for uid, fields in units:
+                idx.add(uid, fields)
+        else:
+            idx.add_many(units)
+        dt = time.perf_counter() - t0
+        built.append(idx)
+        label = f"HDCIndex.{name}, {len(units):,} documents of {Path(path).name} ({tok_name})"
+        rows.append((label, f"{dt:.1f} s, {len(units) / dt:,.0f} units/s"))
+    same_vectors(*built)
     return rows
 
 
@@ -218,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--units", type=int, default=20_000, help="units encoded for the throughput figures")
     ap.add_argument("--no-torchhd", action="store_true")
+    ap.add_argument("--corpus", help="JSON lines of {id, text} (.gz read as gzip): also time building an index of "
+                    "real documents (topic = first 8 words, claim = text) with add and with add_many")
+    ap.add_argument("--corpus-units", type=int, default=100_000)
     args = ap.parse_args(argv)
 
     print(f"machine: {machine()}")
@@ -225,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     print("## encoding (dim 4096)")
     for name, value in bench_encoding(args.units, args.runs):
         print(f"  {name:<72} {value}")
+    if args.corpus:
+        for name, value in bench_corpus(args.corpus, args.corpus_units):
+            print(f"  {name:<72} {value}")
     for n in args.sizes:
         rows, version = bench_search(n, args.runs, not args.no_torchhd)
         copy_t = next(t for name, t, _, _ in rows if name.startswith("memcpy"))

@@ -1,0 +1,69 @@
+"""Bulk building of an :class:`hdc.HDCIndex` (the body of :meth:`HDCIndex.add_many`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .tokenrows import TokenCache
+from .errors import FieldError
+
+if TYPE_CHECKING:
+    from .index import HDCIndex
+
+__all__ = ["add_pairs"]
+
+_MATRIX_FIELDS = ("topic", "claim", "acts")
+
+
+def add_pairs(index: HDCIndex, units: Iterable[tuple[str, Mapping[str, str | Sequence[str]]]], batch_size: int) -> int:
+    """Encode and store ``(unit_id, fields)`` pairs batch by batch; on any error put ``index`` back
+    as it was (new ids dropped, replaced rows restored) and raise. Returns the number of pairs read."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    start, read, it = len(index._ids), 0, iter(units)
+    saved: dict[int, tuple[list[npt.NDArray[np.uint64]], list[bool], int]] = {}  # replaced rows
+    caches: dict[str, TokenCache] = {}  # rows of frequent tokens, for this call only
+    try:
+        while batch := [pair for _, pair in zip(range(batch_size), it)]:
+            read += len(batch)
+            last: dict[str, Mapping[str, str | Sequence[str]]] = {}
+            for pair in batch:
+                uid, fields = pair if isinstance(pair, tuple) and len(pair) == 2 else (None, None)
+                if not isinstance(uid, str) or not isinstance(fields, Mapping):
+                    raise FieldError(f"add_many takes (unit id string, fields mapping) pairs, got {pair!r:.80}")
+                last.pop(uid, None)
+                last[uid] = fields
+            roles, got = index._encoder.encode_batch(list(last.values()), caches)
+            slots = np.empty(len(last), dtype=np.intp)
+            for i, uid in enumerate(last):
+                slot = index._slot.get(uid)
+                if slot is None:
+                    index._filter_cache = None
+                    slot = len(index._ids)
+                    index._grow(slot + 1)
+                    index._ids.append(uid)
+                    index._slot[uid] = slot
+                elif slot < start and slot not in saved:
+                    saved[slot] = ([index._mat[f][slot].copy() for f in _MATRIX_FIELDS],
+                                   [bool(index._has[f][slot]) for f in _MATRIX_FIELDS], int(index._role[slot]))
+                slots[i] = slot
+                index._role[slot] = index._role_code(roles[i])
+            for f in _MATRIX_FIELDS:
+                index._mat[f][slots], index._has[f][slots] = got[f]
+    except BaseException:
+        for slot, (mats, has, role) in saved.items():
+            for f, m, h in zip(_MATRIX_FIELDS, mats, has):
+                index._mat[f][slot], index._has[f][slot] = m, h
+            index._role[slot] = role
+        for uid in index._ids[start:]:
+            del index._slot[uid]
+        for f in _MATRIX_FIELDS:
+            index._mat[f][start : len(index._ids)], index._has[f][start : len(index._ids)] = 0, False
+        index._role[start : len(index._ids)] = -1
+        del index._ids[start:]
+        index._filter_cache = None
+        raise
+    return read
