@@ -240,9 +240,8 @@ class Lanes:
         t0 = time.perf_counter()
         idx = HDCIndex(params, tokenizer=self.tokenizer)
         try:
-            for uid, fields in self._with_progress("HDC index", ((u.id, _unit_fields(u)) for u in self.units),
-                                                   len(self.units)):
-                idx.add(uid, fields)
+            idx.add_many(self._with_progress("HDC index", ((u.id, _unit_fields(u)) for u in self.units),
+                                             len(self.units)))
         except Exception as exc:  # a leaf error becomes a ThinkingDB error at this boundary
             raise translate(exc) from exc
         self.built["hdc"] = time.perf_counter() - t0
