@@ -173,7 +173,8 @@ def test_allowed_filter_equals_an_index_of_only_the_allowed_units(allowed, query
     assert hits == fresh.search(query, k=10)
 
 
-@given(st.lists(st.sampled_from(["add", "remove", "search"]), min_size=1, max_size=12), st.randoms(use_true_random=False))
+@given(st.lists(st.sampled_from(["add", "add_many", "remove", "search"]), min_size=1, max_size=12),
+       st.randoms(use_true_random=False))
 def test_a_reused_frozenset_filter_follows_adds_and_removes(ops, rnd):
     # the slots of a frozen filter are cached; every mutation moves or adds slots, and the filter
     # must keep meaning "these ids" (oracle: the unfiltered search, restricted afterwards)
@@ -184,6 +185,9 @@ def test_a_reused_frozenset_filter_follows_adds_and_removes(ops, rnd):
         if op == "add":
             idx.add(f"new{n}", {"topic": "laptop returns desk", "claim": f"note {n} on laptop returns"})
             n += 1
+        elif op == "add_many":
+            idx.add_many([(f"new{n}", {"topic": "laptop returns"}), (f"new{n + 1}", {"claim": "laptop returns"})])
+            n += 2
         elif op == "remove" and len(idx) > 1:
             idx.remove(rnd.choice(sorted(idx.ids())))
         hits = idx.search("laptop returns", k=100, allowed=allowed)
