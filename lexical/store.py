@@ -59,7 +59,7 @@ class PostingStore:
     _DELTA_MIN = 1024
     _DEAD_MIN = 1024
     # Raw words whose terms bulk indexing keeps cached; beyond that only the current chunk's are kept.
-    _BULK_WORDS = 150_000
+    _BULK_WORDS = 250_000
 
     def __init__(self, params: BM25Params, tokenizer: Tokenizer) -> None:
         self.params = params
@@ -332,10 +332,7 @@ class PostingStore:
         with _no_gc():
             for start in range(0, n, _CHUNK):
                 split = [[(col, words_of(text)) for col, text in texts] for _, texts in items[start : start + _CHUNK]]
-                seen: set[str] = set()
-                for entries in split:
-                    for _, ws in entries:
-                        seen.update(ws)
+                seen = set(chain.from_iterable(ws for entries in split for _, ws in entries))
                 cache = self._word_ids
                 if len(cache) > self._BULK_WORDS:
                     # bounded memory: keep the words of this chunk (the frequent ones recur in every chunk)
