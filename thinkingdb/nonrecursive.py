@@ -396,21 +396,13 @@ class OneRoundResult(FactView):
     def is_derived(self, key) -> bool:
         return self._locate(key)[1] >= 0
 
-    def score(self, triple):
-        key = self.ids.key(triple)
-        return None if key is None else self.fact_score(key)
-
-    def depth(self, triple):
+    def depth(self, triple):   # every derived fact is one round deep: no proof needs building
         key = self.ids.key(triple)
         if key is None:
             return None
         if self.asserted(key) is not None:
             return 0
         return 1 if self.is_derived(key) else None
-
-    def proof(self, triple):
-        key = self.ids.key(triple)
-        return None if key is None else self.fact_proof(key)
 
     def fact_score(self, key):
         c = self.asserted(key)

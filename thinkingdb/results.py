@@ -129,6 +129,20 @@ class FactView:
         p = self.fact_proof(key)
         return [] if p is None else [p]
 
+    # -- by triple ---------------------------------------------------------------------------------
+    def score(self, triple: Triple) -> float | None:
+        key = self.ids.key(triple)
+        return None if key is None else self.fact_score(key)
+
+    def depth(self, triple: Triple) -> int | None:
+        """Depth of the fact's best proof (0 for asserted facts)."""
+        p = self.proof(triple)
+        return None if p is None else p.depth
+
+    def proof(self, triple: Triple) -> Proof | None:
+        key = self.ids.key(triple)
+        return None if key is None else self.fact_proof(key)
+
 
 class GraphView(FactView):
     """Asserted facts only."""
@@ -165,15 +179,6 @@ class ClosureResult(FactView):
 
     def is_derived(self, key) -> bool:
         return key in self._store.rec
-
-    def score(self, triple: Triple) -> float | None:
-        key = self.ids.key(triple)
-        return None if key is None else self.fact_score(key)
-
-    def depth(self, triple: Triple) -> int | None:
-        """Depth of the fact's best proof (0 for asserted facts)."""
-        p = self.proof(triple)
-        return None if p is None else p.depth
 
     def proof(self, triple: Triple) -> Proof | None:
         """The best proof, with up to ``alternatives`` other proofs attached when the run kept them."""

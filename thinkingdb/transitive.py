@@ -333,18 +333,6 @@ class TransitiveResult(FactView):
         c = self._rels.get(key[1])
         return c is not None and c.has(key[0], key[2]) and self.asserted(key) is None
 
-    def score(self, triple):
-        key = self.ids.key(triple)
-        return None if key is None else self.fact_score(key)
-
-    def depth(self, triple):
-        p = self.proof(triple)
-        return None if p is None else p.depth
-
-    def proof(self, triple):
-        key = self.ids.key(triple)
-        return None if key is None else self.fact_proof(key)
-
     def fact_score(self, key):
         c = self.asserted(key)
         if c is not None:
