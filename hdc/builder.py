@@ -24,6 +24,7 @@ def add_pairs(index: HDCIndex, units: Iterable[tuple[str, Mapping[str, str | Seq
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     start, read, it = len(index._ids), 0, iter(units)
+    n_roles = len(index._roles)  # role names first met in this call are forgotten on error
     saved: dict[int, tuple[list[npt.NDArray[np.uint64]], list[bool], int]] = {}  # replaced rows
     caches: dict[str, TokenCache] = {}  # rows of frequent tokens, for this call only
     try:
@@ -34,8 +35,7 @@ def add_pairs(index: HDCIndex, units: Iterable[tuple[str, Mapping[str, str | Seq
                 uid, fields = pair if isinstance(pair, tuple) and len(pair) == 2 else (None, None)
                 if not isinstance(uid, str) or not isinstance(fields, Mapping):
                     raise FieldError(f"add_many takes (unit id string, fields mapping) pairs, got {pair!r:.80}")
-                last.pop(uid, None)
-                last[uid] = fields
+                last[uid] = fields  # a repeated id keeps its first slot (as add does) and its last fields
             roles, got = index._encoder.encode_batch(list(last.values()), caches)
             slots = np.empty(len(last), dtype=np.intp)
             for i, uid in enumerate(last):
@@ -64,6 +64,9 @@ def add_pairs(index: HDCIndex, units: Iterable[tuple[str, Mapping[str, str | Seq
             index._mat[f][start : len(index._ids)], index._has[f][start : len(index._ids)] = 0, False
         index._role[start : len(index._ids)] = -1
         del index._ids[start:]
+        for name in index._roles[n_roles:]:
+            del index._role_code_of[name]
+        del index._roles[n_roles:]
         index._filter_cache = None
         raise
     return read

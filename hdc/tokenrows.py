@@ -108,9 +108,12 @@ class TokenCache:
     A token's vote row, vector, word sum and counts depend only on the token and the settings, so a
     cached token is not hashed and unpacked again. The cache counts every token's occurrences;
     a token met at least twice is kept when there is room, or in place of a kept token met fewer
-    times (word frequencies are Zipfian: a few thousand tokens make most occurrences). At most
+    times (word frequencies are Zipfian: a few thousand tokens make most occurrences). Beyond
+    ``count_limit`` distinct tokens, those met only once are forgotten, so the counts stay bounded. At most
     ``budget`` bytes of rows; only rows whose votes fit a byte are kept.
     """
+
+    count_limit = 1_000_000  # distinct tokens counted before the ones met once are forgotten
 
     def __init__(self, p: HDCParams, budget: int = 48 << 20) -> None:
         self.key: tuple[object, ...] | None = None
@@ -134,6 +137,8 @@ class TokenCache:
         the other arrays are indexed by token.
         """
         count = self.count
+        if len(count) > self.count_limit:  # forget tokens met once: rare ones never earn a slot anyway
+            count = self.count = {t: c for t, c in count.items() if c > 1 or t in self.slot}
         totals = np.empty(len(tokens), dtype=np.int64)
         for j, (t, c) in enumerate(zip(tokens, occurrences.tolist())):
             totals[j] = count[t] = count.get(t, 0) + c
@@ -153,6 +158,7 @@ class TokenCache:
         rest = want[free:]
         if rest.size:  # replace the least used slots by more frequent tokens
             low = np.argsort(self.uses[:used], kind="stable")[: rest.size]
+            rest = rest[: low.size]  # no more candidates than slots there are to replace
             better = totals[miss[rest]] > self.uses[low]
             rest, low = rest[better], low[better]
             for s in low.tolist():

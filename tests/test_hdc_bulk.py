@@ -215,3 +215,71 @@ def test_a_bad_unit_in_add_many_leaves_the_index_unchanged():
     with pytest.raises(FieldError):
         idx.add_many([("d", {"topic": "x"}), (7, {"topic": "y"})])  # type: ignore[list-item]
     assert idx.ids() == ["a"]
+
+
+def index_bytes(idx: HDCIndex) -> bytes:
+    import io
+    buf = io.BytesIO()
+    idx.save(buf)
+    return buf.getvalue()
+
+
+def same_vectors(one: HDCIndex, many: HDCIndex) -> None:
+    assert sorted(one.ids()) == sorted(many.ids())
+    for uid in one.ids():
+        a, b = one.vectors(uid), many.vectors(uid)
+        assert a.role == b.role, uid
+        for f in ("topic", "claim", "acts"):
+            va, vb = getattr(a, f), getattr(b, f)
+            assert (va is None) == (vb is None) and (va is None or (va == vb).all()), (uid, f)
+
+
+def test_add_many_when_a_batch_has_more_frequent_tokens_than_the_cache_holds():
+    # default settings: the acts cache holds ~815 rows of 4096 bits; 1,024 units with 4 acts each from
+    # 1,500 words repeat far more tokens than that in the very first batch
+    rng = random.Random(0)
+    pool = [f"act{i}" for i in range(1500)]
+    units = [(f"u{i}", {"topic": "t", "utility_acts": rng.sample(pool, 4)}) for i in range(1024)]
+    one, many = HDCIndex(), HDCIndex()
+    for uid, fields in units:
+        one.add(uid, fields)
+    assert many.add_many(units) == 1024
+    same_vectors(one, many)
+
+
+def test_add_many_with_a_bounded_token_count(monkeypatch):
+    from hdc.tokenrows import TokenCache
+
+    monkeypatch.setattr(TokenCache, "count_limit", 50)   # forget tokens met once, over and over
+    rng = random.Random(11)
+    vocab = random_vocab(rng, 400)
+    units = [(f"u{i}", random_unit(rng, vocab)) for i in range(300)]
+    one, many = HDCIndex(HDCParams(dim=512)), HDCIndex(HDCParams(dim=512))
+    for uid, fields in units:
+        one.add(uid, fields)
+    many.add_many(units, batch_size=16)
+    same_vectors(one, many)
+
+
+def test_add_many_keeps_first_slots_and_saves_the_bytes_of_one_by_one_adds():
+    # (without roles: one-by-one add registers the role of fields that a later add replaces; a batch never sees them)
+    units = [("a", {"topic": "one"}), ("b", {"topic": "two"}), ("a", {"topic": "three"})]
+    one = HDCIndex(HDCParams(dim=256))
+    for uid, fields in units:
+        one.add(uid, fields)
+    for batch_size in (1, 2, 3):
+        many = HDCIndex(HDCParams(dim=256))
+        many.add_many(units, batch_size=batch_size)
+        assert list(many) == list(one) == ["a", "b"]
+        assert index_bytes(many) == index_bytes(one)
+
+
+def test_a_failed_add_many_forgets_the_roles_it_met():
+    from hdc import FieldError
+
+    idx = HDCIndex(HDCParams(dim=128))
+    idx.add("a", {"topic": "laptop returns", "role": "policy"})
+    before = index_bytes(idx)
+    with pytest.raises(FieldError):
+        idx.add_many([("b", {"topic": "new", "role": "brandnew"}), ("c", {"colour": "red"})], batch_size=1)
+    assert index_bytes(idx) == before
