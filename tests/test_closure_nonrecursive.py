@@ -194,3 +194,18 @@ def test_result_is_freed_without_the_cycle_collector():
         assert engine == "one-round" and starts == [FactGraph(fs).symbol_id("c")]
     finally:
         gc.enable()
+
+
+def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds():
+    # 32,769 join rules: the last one's index does not fit an int16 (found in review: it crashed)
+    from thinkingdb.closure import closure
+    from thinkingdb.graph import FactGraph
+    from thinkingdb.model import Atom, Fact, Rule, Var
+    x, y, z = Var("x"), Var("y"), Var("z")
+    fs = [Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("a", "s", "b"), Fact("b", "s", "c")]
+    filler = [Rule(f"f{i:05d}", (Atom(x, "s", y), Atom(y, "s", z)), Atom(x, "h", z)) for i in range(32768)]
+    last = Rule("z_last", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "target", z), 0.5)
+    res = closure(FactGraph(fs), filler + [last])
+    assert res.stats.engine == "one-round" and res.derived_count == 2
+    assert res.proof(Triple("a", "target", "c")).rule == "z_last"
+    assert res.proof(Triple("a", "h", "c")).rule == "f00000"   # equal scores: the first name wins

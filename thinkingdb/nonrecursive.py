@@ -209,7 +209,7 @@ def _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, che
         d_x.append(a_oth)
         d_y.append(a_key)
         d_c.append(a_c)
-        d_rule.append(np.full(len(a_key), sh.idx, dtype=np.int16))
+        d_rule.append(np.full(len(a_key), sh.idx, dtype=np.int32))
         d_lo.append(lo)
         d_cnt.append(cnt)
         base += len(b_key)
