@@ -83,3 +83,30 @@ def test_no_lark_exception_escapes_on_random_bytes():
             parse(text)
         except LanguageSyntaxError as exc:
             assert exc.diagnostics
+
+
+@pytest.fixture(scope="module")
+def filled_store(tmp_path_factory):
+    from thinkingdb.api import KnowledgeBase
+    d = tmp_path_factory.mktemp("store")
+    good = d / "good.tdb"
+    good.write_text("AchillesIDE uses Ploinky @1.0.\nPloinky provides sandboxing @0.95.\n", encoding="utf-8")
+    path = d / "kb.sqlite"
+    with KnowledgeBase(str(path)) as kb:
+        kb.ingest([str(good)])
+    return path
+
+
+@pytest.mark.parametrize("name,source,expected", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_each_bad_input_leaves_the_store_byte_for_byte_unchanged(tmp_path, filled_store, name, source, expected):
+    from thinkingdb.api import KnowledgeBase
+    from thinkingdb.errors import IngestError
+    before = filled_store.read_bytes()
+    bad = tmp_path / "bad.tdb"
+    bad.write_bytes(source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source)
+    with KnowledgeBase(str(filled_store), create=False) as kb:
+        with pytest.raises(IngestError) as info:
+            kb.ingest([str(bad)])
+    line, column, _ = expected[0]
+    assert f"bad.tdb:{line}:" in str(info.value)   # the error names the file and the line
+    assert filled_store.read_bytes() == before
