@@ -22,15 +22,14 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
-import platform
 import random
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from machine import describe, peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -114,7 +113,7 @@ def worker(args) -> dict:
         out["median_s"], res = timed(lambda: closure(g, rules), runs)
         out["facts"] = res.derived_count
         out["engine_path"] = res.stats.engine
-        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before the check below
+        out["peak_mb"] = peak_rss_mb()   # before the check below
         if task == "go":
             gold = set()
             with gzip.open(Path(spec["data"]) / "go" / "closure_ancestors.tsv.gz", "rt") as fh:
@@ -158,7 +157,7 @@ def worker(args) -> dict:
         out["facts"] = tc.number_of_edges()
     elif engine == "pyoxigraph":
         return query_oxigraph(spec, pairs, out)
-    out.setdefault("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out.setdefault("peak_mb", peak_rss_mb())
     return out
 
 
@@ -188,7 +187,7 @@ def query_thinkingdb(spec, g, pairs, out):
         times.append(time.perf_counter() - t)
         answers += len(res.answers)
     out.update(percentiles(times[10:] or times), answers=answers)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = peak_rss_mb()
     return out
 
 
@@ -210,7 +209,7 @@ def query_clingo(spec, pairs, out):
         times.append(time.perf_counter() - t)
         answers += len(got)
     out.update(percentiles(times[10:] or times), answers=answers)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = peak_rss_mb()
     return out
 
 
@@ -230,7 +229,7 @@ def query_oxigraph(spec, pairs, out):
         times.append(time.perf_counter() - t)
         answers += len(got)
     out.update(percentiles(times[10:] or times), answers=answers)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = peak_rss_mb()
     return out
 
 
@@ -263,7 +262,7 @@ def umls(spec, out):
         out[f"depth_{depth}"] = {"seconds": el, "derived": len(derived), "test_recall": hit / len(test),
                                  "test_hits": hit, "precision_vs_test": hit / max(len(derived), 1),
                                  "precision_vs_valid_and_test": len(derived & known) / max(len(derived), 1)}
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = peak_rss_mb()
     return out
 
 
@@ -273,19 +272,6 @@ def spawn(spec: dict) -> dict:
     if proc.returncode:
         return {"engine": spec["engine"], "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def machine() -> str:
-    cpu = "unknown"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    import clingo
-    import networkx
-    return (f"{platform.platform()} | {cpu} | {os.cpu_count()} cores | {mem:.0f} GiB | Python {platform.python_version()}"
-            f" | clingo {clingo.__version__} | networkx {networkx.__version__}")
 
 
 def show(title: str, rows: list[dict], base: str = "thinkingdb") -> None:
@@ -317,7 +303,7 @@ def main() -> None:
         print(json.dumps(worker(args)))
         return
     data = str(args.data.resolve())
-    print("machine:", machine())
+    print("machine:", describe("clingo", "networkx"))
     print(f"runs: {args.runs} (median), peak memory = ru_maxrss of a fresh subprocess per engine")
     others = [] if args.skip_clingo else ["clingo"]
     if "go" in args.only:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import platform
 import random
 import statistics
 import sys
@@ -34,6 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import hdc  # noqa: E402
+
+from machine import describe
 
 WORDS = 64  # 4096 bits
 
@@ -78,28 +78,6 @@ def measure(fn: Callable[[], Any], runs: int, warmup: bool = True) -> tuple[floa
             peaks.append(tracemalloc.get_traced_memory()[1] / 2**20)
             tracemalloc.stop()
     return statistics.median(times), max(peaks) if peaks else None, result
-
-
-def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        total = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {total / 2**20:.1f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    load = ", load average %.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else ""
-    return (
-        f"{cpu}, {os.cpu_count()} logical CPUs{mem}{load}; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}, numpy {np.__version__}"
-    )
 
 
 # -- encoding --------------------------------------------------------------------------------------
@@ -287,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus-units", type=int, default=100_000)
     args = ap.parse_args(argv)
 
-    print(f"machine: {machine()}")
+    print(f"machine: {describe('numpy')}")
     print(f"median of {args.runs} runs after one warm-up; memory = extra peak RSS of one call\n")
     print("## encoding (dim 4096)")
     for name, value in bench_encoding(args.units, args.runs):

@@ -16,14 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
+import sqlite3
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from machine import describe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,21 +69,6 @@ def _measure(kind: str, path: str, workdir: str, runs: int) -> dict:
     return {"kind": kind, "facts": facts, "seconds": secs, "facts_per_s": facts / secs if secs else 0.0,
             "peak_rss_mb": statistics.median(r["peak_rss_kb"] for r in results) / 1024,
             "runs": [round(r["seconds"], 4) for r in results], "db_bytes": results[0].get("db_bytes")}
-
-
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    import sqlite3
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, Python "
-            f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}; load average {load} "
-            "(other processes competing for the CPUs slow every figure alike)")
 
 
 def _read_edges(tsv: str) -> list[tuple[str, str, str]]:
@@ -144,7 +131,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-rdflib", action="store_true")
     args = ap.parse_args(argv)
-    print(f"machine: {_machine()}")
+    print(f"machine: {describe()} | SQLite {sqlite3.sqlite_version}")
     with tempfile.TemporaryDirectory() as work:
         baseline = _run_child("idle", "-", work)["peak_rss_kb"] / 1024
         if args.tsv_lines:

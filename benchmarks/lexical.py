@@ -24,15 +24,14 @@ import gzip
 import json
 import math
 import os
-import platform
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from importlib import metadata
 from pathlib import Path
+
+from machine import describe, peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -63,10 +62,6 @@ def load_queries(data: Path, n: int) -> list[str]:
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --------------------------------------------------------------- engines
@@ -248,24 +243,6 @@ def cranfield(data: Path) -> list[dict]:
 # ---------------------------------------------------------------- main
 
 
-def machine() -> str:
-    cpu = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = []
-    for pkg in ["numpy", "PyStemmer", "bm25s", "tantivy"]:
-        try:
-            versions.append(f"{pkg} {metadata.version(pkg)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{pkg} (not installed)")
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, " + ", ".join(versions)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -282,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         worker(args.worker[0], args.data, int(args.worker[1]), args.queries, args.sample)
         return 0
 
-    print(f"machine: {machine()}\n")
+    print(f"machine: {describe('numpy', 'PyStemmer', 'bm25s', 'tantivy')}\n")
     if not args.skip_quality:
         print("## Quality: Cranfield, 225 queries, binary qrels, title + text\n")
         print("| engine | MAP | nDCG@10 | P@10 | R@100 |\n|---|---|---|---|---|")

@@ -25,15 +25,15 @@ import argparse
 import gzip  # noqa: F401  (kept for corpora passed as .gz)
 import json
 import os
-import platform
 import random
-import resource
 import statistics
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from machine import describe, peak_rss_mb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,25 +50,6 @@ RELATION_PHRASES = {"uses": "use", "provides": "provide", "relevant_for": "relev
                     "depends_on": "depend on", "part_of": "part of", "mentions": "mention",
                     "located_in": "located in", "causes": "cause"}
 SYLLABLES = [a + b for a in "bcdfghjklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "ou")]
-
-
-def machine() -> str:
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    import numpy
-    return (f"{platform.platform()} | Python {platform.python_version()} | numpy {numpy.__version__} | "
-            f"CPU {cpu} x{os.cpu_count()} | RAM {mem:.1f} GiB")
-
-
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def pseudo_words(rng: random.Random, n: int) -> list[str]:
@@ -197,7 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--db", help="reuse or create this store (default: a temporary file)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
-    print(f"machine: {machine()}")
+    print(f"machine: {describe('numpy')}")
     cran = Path(args.data) / "cranfield"
     cran = cran if (cran / "docs.jsonl").exists() else None
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="tdb-bench-"), "kb.sqlite")
@@ -212,12 +193,12 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         rep = kb.ingest([str(gen_path)], progress=False)
         print(f"ingest: {rep.units:,} units, {rep.facts:,} facts in {time.perf_counter() - t0:.1f} s; "
-              f"peak RSS {peak_rss_mib():,.0f} MiB")
+              f"peak RSS {peak_rss_mb():,.0f} MiB")
     rng = random.Random(args.seed + 1)
     t0 = time.perf_counter()
     lanes = lanes_for(kb)
     view = lanes.access.view(CALLER, __import__("datetime").date.fromisoformat(AS_OF))
-    print(f"  build units + access table   {time.perf_counter() - t0:8.2f} s   (peak RSS {peak_rss_mib():,.0f} MiB)")
+    print(f"  build units + access table   {time.perf_counter() - t0:8.2f} s   (peak RSS {peak_rss_mb():,.0f} MiB)")
     print(f"caller view: {view.count:,} of {len(lanes.units):,} units visible")
     steps = [("BM25 view index", lambda: lanes.bm25(view)),
              ("HDC index", lanes.hdc), ("fact graph", lambda: kb.graph), ("fact provenance", lambda: lanes.facts),
@@ -226,7 +207,7 @@ def main(argv=None) -> int:
     for name, step in steps:
         t1 = time.perf_counter()
         step()
-        print(f"  build {name:<22} {time.perf_counter() - t1:8.2f} s   (peak RSS {peak_rss_mib():,.0f} MiB)")
+        print(f"  build {name:<22} {time.perf_counter() - t1:8.2f} s   (peak RSS {peak_rss_mb():,.0f} MiB)")
     print(f"builds total {time.perf_counter() - t0:.1f} s (excluded from latencies)")
     queries = make_queries(rng, kb, args.queries, {})
     for q in queries[:20]:   # warm-up (caches, first-use imports); not measured
@@ -247,7 +228,7 @@ def main(argv=None) -> int:
               f"ms: {verdict};  HDC ran {r['hdc_ran']}x, closure truncated: {cut}")
         for stage, (p50, p99, n) in r["stages"].items():
             print(f"    {stage:<16} {p50:8.3f} / {p99:8.3f}  (n={n})")
-    print(f"peak RSS {peak_rss_mib():,.0f} MiB")
+    print(f"peak RSS {peak_rss_mb():,.0f} MiB")
     if cran is not None:
         print("\nCranfield Recall@10 (225 queries, qrels_binary.trec)")
         for name, p in BUILTIN.items():
