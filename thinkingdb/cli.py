@@ -169,6 +169,14 @@ def _add_bounds(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")
 
 
+def add_command(sub, parents: list, name: str, help: str, example: str, func) -> argparse.ArgumentParser:
+    """One subcommand: its help doubles as its description, and its epilog shows the example."""
+    p = sub.add_parser(name, help=help, description=help, parents=parents,
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog="example:\n  " + example)
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
@@ -187,10 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help, parents=[common],
-                           formatter_class=argparse.RawDescriptionHelpFormatter, epilog="example:\n  " + example)
-        p.set_defaults(func=func)
-        return p
+        return add_command(sub, [common], name, help, example, func)
 
     p = command("ingest", "ingest .tdb, .tsv, .jsonl, .md/.markdown and .txt files into the store, atomically",
                 "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)

@@ -94,13 +94,11 @@ def cmd_retract(args) -> int:
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | None = None) -> None:
     """Add ``lint``, ``normalize`` and ``retract`` to the subparsers of the main parser."""
+    from .cli import add_command  # here: cli imports this module while it builds its parser
     parents = [common] if common is not None else []
 
     def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help, parents=parents,
-                           formatter_class=argparse.RawDescriptionHelpFormatter, epilog="example:\n  " + example)
-        p.set_defaults(func=func)
-        return p
+        return add_command(sub, parents, name, help, example, func)
 
     p = command("lint", "check .tdb, .tsv, .jsonl, .md and .txt files without writing (exit 1 on findings)",
                 "thinkingdb lint facts.tdb edges.tsv --json", cmd_lint)

@@ -149,12 +149,7 @@ def parse_query(text: str, vocab: Vocabulary | None = None) -> Query:
     body = text.strip()
     if not body.startswith("?") or (len(body) > 1 and not body[1].isspace()):
         body = "? " + body
-    if not body.endswith("."):
-        body += "."
-    program = compile_source(body, "<query>", vocab)
-    if len(program.queries) != 1:
-        raise ParseError([Diagnostic("<query>", 1, 1, "expected exactly one query")])
-    return program.queries[0]
+    return _single(body, "<query>", vocab, "queries", "expected exactly one query")
 
 
 def parse_fact(text: str, vocab: Vocabulary | None = None) -> Triple:
@@ -162,9 +157,13 @@ def parse_fact(text: str, vocab: Vocabulary | None = None) -> Triple:
     body = text.strip()
     if not body.startswith("why ") and body != "why":
         body = "why " + body
-    if not body.endswith("."):
-        body += "."
-    program = compile_source(body, "<fact>", vocab)
-    if len(program.whys) != 1:
-        raise ParseError([Diagnostic("<fact>", 1, 1, "expected exactly one fact: subject relation object")])
-    return program.whys[0]
+    return _single(body, "<fact>", vocab, "whys", "expected exactly one fact: subject relation object")
+
+
+def _single(body: str, source: str, vocab: Vocabulary | None, kind: str, message: str):
+    """Compile one statement (the final period is optional) and return the one item of ``kind`` it holds."""
+    program = compile_source(body if body.endswith(".") else body + ".", source, vocab)
+    items = getattr(program, kind)
+    if len(items) != 1:
+        raise ParseError([Diagnostic(source, 1, 1, message)])
+    return items[0]
