@@ -119,6 +119,16 @@ def test_unit_encodings_are_pinned_and_equal_the_oracle(params, bulk):
                 assert (want == have).all(), (uid, name)
 
 
+def same_vectors(one: HDCIndex, many: HDCIndex) -> None:
+    assert sorted(one.ids()) == sorted(many.ids())
+    for uid in one.ids():
+        a, b = one.vectors(uid), many.vectors(uid)
+        assert a.role == b.role, uid
+        for f in ("topic", "claim", "acts"):
+            va, vb = getattr(a, f), getattr(b, f)
+            assert (va is None) == (vb is None) and (va is None or (va == vb).all()), (uid, f)
+
+
 def random_unit(rng: random.Random, vocab: list[str]) -> dict:
     def text(lo: int, hi: int) -> str:
         return " ".join(rng.choice(vocab) for _ in range(rng.randint(lo, hi)))
@@ -170,15 +180,7 @@ def test_add_many_gives_the_vectors_of_one_by_one_adds(params):
     many.add("keep", {"topic": "kept as it is"})
     one.add("keep", {"topic": "kept as it is"})
     many.add_many(iter(units), batch_size=37)
-    assert sorted(one.ids()) == sorted(many.ids())
-    for uid in one.ids():
-        a, b = one.vectors(uid), many.vectors(uid)
-        assert a.role == b.role, uid
-        for f in ("topic", "claim", "acts"):
-            va, vb = getattr(a, f), getattr(b, f)
-            assert (va is None) == (vb is None), (uid, f)
-            if va is not None:
-                assert (va == vb).all(), (uid, f)
+    same_vectors(one, many)
     query = " ".join(vocab[:3])
     assert one.search(query, k=20) == many.search(query, k=20)
 
@@ -196,11 +198,7 @@ def test_add_many_with_a_real_tokenizer_and_long_texts():
     for uid, fields in units:
         one.add(uid, fields)
     assert many.add_many(units) == len(units)
-    for uid, _ in units:
-        a, b = one.vectors(uid), many.vectors(uid)
-        for f in ("topic", "claim", "acts"):
-            va, vb = getattr(a, f), getattr(b, f)
-            assert (va is None) == (vb is None) and (va is None or (va == vb).all()), (uid, f)
+    same_vectors(one, many)
 
 
 def test_a_bad_unit_in_add_many_leaves_the_index_unchanged():
@@ -222,16 +220,6 @@ def index_bytes(idx: HDCIndex) -> bytes:
     buf = io.BytesIO()
     idx.save(buf)
     return buf.getvalue()
-
-
-def same_vectors(one: HDCIndex, many: HDCIndex) -> None:
-    assert sorted(one.ids()) == sorted(many.ids())
-    for uid in one.ids():
-        a, b = one.vectors(uid), many.vectors(uid)
-        assert a.role == b.role, uid
-        for f in ("topic", "claim", "acts"):
-            va, vb = getattr(a, f), getattr(b, f)
-            assert (va is None) == (vb is None) and (va is None or (va == vb).all()), (uid, f)
 
 
 def test_add_many_when_a_batch_has_more_frequent_tokens_than_the_cache_holds():
