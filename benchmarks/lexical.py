@@ -150,32 +150,55 @@ def worker(engine: str, data: Path, size: int, nq: int, sample: int) -> None:
 
 
 def naive_top10(docs, queries, tokenizer: Tokenizer, k1=1.2, b=0.75):
-    """Plain-Python BM25 (dicts and Counters), ties by doc id; independent of the index code."""
+    """Plain-Python BM25 (dicts and Counters), ties by doc id; independent of the index code.
+
+    As ``lexical.scoring`` defines it: a compound word (a group of 2+ terms from
+    ``tokenizer.groups``) takes one position in the length, and in a query scores
+    the better of its whole form and the sum of its parts.
+    """
     tfs = {}
     df: Counter[str] = Counter()
     total = 0
     postings = defaultdict(list)
     for doc_id, text in docs:
-        tf = Counter(tokenizer(text))
-        tfs[doc_id] = (tf, sum(tf.values()))
-        total += sum(tf.values())
+        groups = tokenizer.groups(text)
+        tf = Counter(t for g in groups for t in g)
+        dl = sum(len(g) - 1 if len(g) > 1 else 1 for g in groups)
+        tfs[doc_id] = (tf, dl)
+        total += dl
         df.update(tf.keys())
         for t in tf:
             postings[t].append(doc_id)
     n = len(docs)
     nonempty = sum(1 for tf, dl in tfs.values() if dl)
     avgdl = total / nonempty
+
+    def term_scores(term: str) -> dict[str, float]:
+        if term not in df:
+            return {}
+        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        out = {}
+        for doc_id in postings[term]:
+            tf, dl = tfs[doc_id]
+            f = tf[term]
+            out[doc_id] = idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl))
+        return out
+
     out = []
     for q in queries:
         scores: dict[str, float] = defaultdict(float)
-        for term, qf in sorted(Counter(tokenizer(q)).items()):
-            if term not in df:
+        for group, qf in sorted(Counter(tokenizer.groups(q)).items()):
+            if len(group) == 1:
+                for doc_id, s in term_scores(group[0]).items():
+                    scores[doc_id] += qf * s
                 continue
-            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            for doc_id in postings[term]:
-                tf, dl = tfs[doc_id]
-                f = tf[term]
-                scores[doc_id] += qf * idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl))
+            whole = term_scores(group[0])
+            parts: dict[str, float] = defaultdict(float)
+            for p in group[1:]:
+                for doc_id, s in term_scores(p).items():
+                    parts[doc_id] += s
+            for doc_id in whole.keys() | parts.keys():
+                scores[doc_id] += qf * max(whole.get(doc_id, 0.0), parts.get(doc_id, 0.0))
         out.append(sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:10])
     return out
 

@@ -21,14 +21,16 @@ import numpy.typing as npt
 
 from .errors import DocumentError, FieldError, ParameterError
 from .search import (
+    Clause,
+    Compound,
     QueryTerm,
     RoleBoost,
     candidates,
+    clause_bounds,
+    clause_lists,
     gather,
     kth_largest,
-    posting_lists,
     pruned_gather,
-    upper_bounds,
 )
 from .segment import Segment
 from .store import PostingStore
@@ -166,20 +168,37 @@ class BM25Index(PostingStore):
         self._drop(doc_id)
         self._maybe_compact()
 
-    def _query_terms(self, query: str, segments: Sequence[Segment]) -> list[QueryTerm]:
+    def _term_id(self, term: str, segments: Sequence[Segment]) -> int | None:
+        """The id of an indexed term that some live document contains, else ``None``."""
+        i = self._vocab.get(term)
+        if i is None:
+            return None
+        self._refresh(i, segments)
+        return i if self._df[i] else None
+
+    def _query_clauses(self, query: str, segments: Sequence[Segment]) -> list[Clause]:
+        """The query's distinct terms and compound words with their query frequencies.
+
+        Ordered by text, so the float sums do not depend on term ids or word order.
+        """
         if not isinstance(query, str):
             raise DocumentError(f"query must be str, got {type(query).__name__}")
-        counts: dict[str, int] = {}
-        for t in self.tokenizer(query):
-            counts[t] = counts.get(t, 0) + 1
-        out = []
-        for t in sorted(counts):  # by term text, so the float sums do not depend on term ids
-            i = self._vocab.get(t)
-            if i is None:
+        counts: dict[tuple[str, ...], int] = {}
+        for group in self.tokenizer.groups(query):
+            counts[group] = counts.get(group, 0) + 1
+        out: list[Clause] = []
+        for group in sorted(counts):
+            qf = counts[group]
+            if len(group) == 1:
+                i = self._term_id(group[0], segments)
+                if i is not None:
+                    out.append(QueryTerm(i, qf))
                 continue
-            self._refresh(i, segments)
-            if self._df[i]:
-                out.append(QueryTerm(i, counts[t]))
+            whole = self._term_id(group[0], segments)
+            parts = tuple(p for p in (self._term_id(t, segments) for t in group[1:]) if p is not None)
+            if whole is None and not parts:
+                continue
+            out.append(Compound(whole, parts, qf) if parts else QueryTerm(whole, qf))  # type: ignore[arg-type]
         return out
 
     def _mask(self, allowed: Collection[str] | None) -> npt.NDArray[np.bool_] | None:
@@ -202,20 +221,26 @@ class BM25Index(PostingStore):
         role: int | None,
         segments: Sequence[Segment],
     ) -> list[Hit]:
-        terms = self._query_terms(query, segments)
-        if not terms or k == 0:
+        clauses = self._query_clauses(query, segments)
+        if not clauses or k == 0:
             return []
         boost = RoleBoost(self._role, role, self.params.role_boost) if role is not None else RoleBoost()
-        per_term = posting_lists(segments, terms, mask)
+        per_term = clause_lists(segments, clauses, mask, self._acc, self._mark)
         pruned = None
-        if len(terms) > 1 and sum(len(s) for lists in per_term for s, _ in lists) >= self._PRUNE_MIN:
+        if len(clauses) > 1 and sum(len(s) for lists in per_term for s, _ in lists) >= self._PRUNE_MIN:
             factor = boost.factor
             kth_of = None
             if mask is None and k <= _KTH:  # every posting is a live document: cached bounds
-                kth_of = lambda i: self._kth_bound(terms[i])  # noqa: E731
+
+                def kth_of(i: int) -> float:
+                    clause = clauses[i]
+                    if isinstance(clause, QueryTerm):
+                        return self._kth_bound(clause)
+                    return kth_largest(per_term[i], k) if per_term[i] else 0.0
+
             pruned = pruned_gather(
                 per_term,
-                upper_bounds(segments, terms),
+                clause_bounds(segments, clauses),
                 k,
                 self._acc,
                 self._mark,

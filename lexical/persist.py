@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "save_index", "load_index"]
 
 FORMAT_NAME = "thinkingdb-lexical-bm25f"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _REBUILD = "rebuild the index from its documents (BM25Index.rebuild) and save it again"
 
 

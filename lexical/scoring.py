@@ -4,7 +4,10 @@ The score of document ``d`` for a query ``q`` (Robertson & Zaragoza, "The
 Probabilistic Relevance Framework: BM25 and Beyond", 2009; field weights as in
 DS009)::
 
-    score(q, d) = boost(d) × Σ_{t in set(q)} qf(t) × idf(t) × Σ_f w_f × sat(tf_f, dl_f, avgdl_f)
+    score(q, d) = boost(d) × Σ_{c in clauses(q)} qf(c) × s(c, d)
+
+    s(t, d)     = idf(t) × Σ_f w_f × sat(tf_f(t), dl_f, avgdl_f)            for a term t
+    s(c, d)     = max(s(whole, d), Σ_{p in parts} s(p, d))                   for a compound word c
 
     sat(tf, dl, avgdl) = tf × (k1 + 1) / (tf + k1 × (1 − b + b × dl / avgdl))
     idf(t)             = ln(1 + (N − df + 0.5) / (df + 0.5))
@@ -12,10 +15,19 @@ DS009)::
 * ``N`` is the number of live documents and ``df`` the number of live documents
   that contain ``t`` in *any* field (one idf per term, shared by the fields).
   This idf (Lucene's) is never negative, unlike the original Robertson–Spärck Jones one.
-* ``dl_f`` is the number of tokens of field ``f`` in ``d``; ``avgdl_f`` is the mean
+* A query's *clauses* are its distinct single-term words and its distinct
+  compound words (``wing-body``: whole form ``wing-bodi``, parts ``wing``,
+  ``bodi``; :meth:`Tokenizer.groups <lexical.tokenizer.Tokenizer.groups>`).
+  A compound scores the better of its two readings, as one word or as its
+  parts, so a document that hyphenates the same way is not paid for the word
+  twice (once through the rare whole form, again through the parts). Documents
+  index the whole form and every part, as the tokenizer emits them.
+* ``dl_f`` is the number of word positions of field ``f`` in ``d``: its tokens,
+  less one per compound word, whose whole form shares a position with its parts
+  (Lucene's ``discountOverlaps``). ``avgdl_f`` is the mean
   of ``dl_f`` over the documents whose field ``f`` is not empty (Lucene's
   convention: a missing field does not shorten the average).
-* ``qf(t)`` is how often ``t`` occurs in the query: query terms are
+* ``qf(c)`` is how often the clause occurs in the query: clauses are
   de-duplicated and weighted by their count, which equals summing per occurrence.
 * ``boost(d)`` is the role boost (1.3 by default) when the search asks for a role
   and the document's ``role`` field has the same tokens, else 1.

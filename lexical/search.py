@@ -10,6 +10,9 @@
    ``L`` touched entries (``m`` terms) there are at least ``k`` distinct
    documents; ``np.partition`` finds that threshold in O(L), and only the entries
    above it are de-duplicated (the caller sorts by score descending, then doc id).
+   A query is a list of *clauses*: a term, or a compound word (its whole form
+   and its parts, :class:`Compound`), whose postings :func:`clause_lists` merges
+   first into one list (a document once, with the better of its two readings).
 3. MaxScore (:func:`pruned_gather`, queries with enough postings): a cheap lower
    bound ``θ`` of the k-th best score (the k-th largest impact of a short term)
    and each term's largest impact show which terms cannot lift a document into
@@ -28,7 +31,18 @@ import numpy.typing as npt
 from .segment import Segment
 
 __all__ = [
-    "QueryTerm", "RoleBoost", "posting_lists", "upper_bounds", "kth_largest", "gather", "pruned_gather", "candidates"
+    "QueryTerm",
+    "Compound",
+    "Clause",
+    "RoleBoost",
+    "clause_lists",
+    "clause_bounds",
+    "posting_lists",
+    "upper_bounds",
+    "kth_largest",
+    "gather",
+    "pruned_gather",
+    "candidates",
 ]
 
 Slots = npt.NDArray[np.int32]
@@ -42,6 +56,22 @@ class QueryTerm:
 
     term: int
     qf: int
+
+
+@dataclass(frozen=True, slots=True)
+class Compound:
+    """A distinct compound query word: its whole form (``None`` if not indexed), its parts, its query frequency.
+
+    It contributes ``qf × max(impact(whole), Σ impact(part))`` to a document:
+    the better of the two readings of the word, never both (see ``lexical.scoring``).
+    """
+
+    whole: int | None
+    parts: tuple[int, ...]
+    qf: int
+
+
+Clause = QueryTerm | Compound
 
 
 class RoleBoost:
@@ -83,6 +113,65 @@ def posting_lists(
                 imp = imp * float(qt.qf)
             if len(slots):
                 per.append((slots, imp))
+    return out
+
+
+def clause_lists(
+    segments: Sequence[Segment],
+    clauses: Sequence[Clause],
+    mask: npt.NDArray[np.bool_] | None,
+    acc: Scores,
+    mark: npt.NDArray[np.bool_],
+) -> list[PostingLists]:
+    """Per clause: its (allowed) slots and contributions; a compound's as one list, each slot once.
+
+    ``acc`` and ``mark`` are all-zero/all-False scratch arrays over the slots, left so.
+    Part impacts are summed in the order of ``parts``, so the result does not
+    depend on how the postings are split between segments.
+    """
+    out: list[PostingLists] = []
+    for clause in clauses:
+        if isinstance(clause, QueryTerm):
+            out.extend(posting_lists(segments, [clause], mask))
+            continue
+        singles = [QueryTerm(t, 1) for t in clause.parts]
+        parts = [pair for lists in posting_lists(segments, singles, mask) for pair in lists]
+        whole: PostingLists = []
+        if clause.whole is not None:
+            whole = posting_lists(segments, [QueryTerm(clause.whole, 1)], mask)[0]
+        if not parts and not whole:
+            out.append([])
+            continue
+        touched, sums = gather(parts, acc, mark) if parts else (np.zeros(0, np.int32), np.zeros(0, np.float64))
+        if whole:
+            w_slots = np.concatenate([sl for sl, _ in whole]).astype(np.intp)
+            w_imp = np.concatenate([im for _, im in whole])
+            if len(parts) == 1:  # gather returned the list itself: each slot once already
+                touched = touched.astype(np.intp)
+            acc[touched] = sums
+            np.maximum.at(acc, w_slots, w_imp)
+            mark[touched] = True
+            new = w_slots.take((~mark.take(w_slots)).nonzero()[0])
+            mark[touched] = False
+            touched = np.concatenate([touched, new]) if len(new) else touched
+            sums = acc.take(touched)
+            acc[touched] = 0.0
+        if clause.qf != 1:
+            sums = sums * float(clause.qf)
+        out.append([(touched.astype(np.int32), sums)])
+    return out
+
+
+def clause_bounds(segments: Sequence[Segment], clauses: Sequence[Clause]) -> list[float]:
+    """Per clause: an upper bound of its contribution (:func:`upper_bounds`; a compound's the max of its readings')."""
+    out = []
+    for clause in clauses:
+        if isinstance(clause, QueryTerm):
+            out.extend(upper_bounds(segments, [clause]))
+            continue
+        parts = sum(upper_bounds(segments, [QueryTerm(t, 1) for t in clause.parts]))
+        whole = upper_bounds(segments, [QueryTerm(clause.whole, 1)])[0] if clause.whole is not None else 0.0
+        out.append(max(parts, whole) * clause.qf)
     return out
 
 

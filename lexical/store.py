@@ -9,6 +9,12 @@ the delta or the dead slots grow past a fraction of the main segment,
 everything is compacted into a new main segment (dropping unused terms), so the
 amortized cost of an add is O(its tokens), never O(vocabulary).
 
+A field's length ``dl`` counts word positions: a compound word's whole form
+shares its position with its parts (Lucene's ``discountOverlaps``), so
+``wing-body`` adds three postings (``wing-bodi``, ``wing``, ``bodi``) but 2 to
+``dl``. The word cache marks a compound's term ids with a trailing
+:data:`_OVERLAP`, which the length counts subtract and the postings drop.
+
 Statistics (N, per-field token totals and non-empty counts) are exact integers
 updated on every change. A per-term stamp records the statistics version at
 which the term's ``df`` and float64 impacts were computed; a search refreshes
@@ -35,6 +41,7 @@ from .values import BM25Params
 __all__ = ["PostingStore"]
 
 _CHUNK = 2048  # documents tokenized together (one stemmer call per chunk)
+_OVERLAP = -1  # marks a compound word in the word cache: one of its terms takes no position
 
 
 @contextmanager
@@ -107,13 +114,18 @@ class PostingStore:
             out.append(i)
         return tuple(out)
 
-    def _ids_of_words(self, words: list[str]) -> Iterable[int]:
+    def _ids_of_words(self, words: list[str]) -> tuple[list[int], int]:
+        """The term ids of ``words`` (with repeats) and their length in positions."""
         cache = self._word_ids
         try:
-            return list(chain.from_iterable(map(cache.__getitem__, words)))
+            ids = list(chain.from_iterable(map(cache.__getitem__, words)))
         except KeyError:
             self._learn(words)
-            return list(chain.from_iterable(map(cache.__getitem__, words)))
+            ids = list(chain.from_iterable(map(cache.__getitem__, words)))
+        overlaps = ids.count(_OVERLAP)
+        if overlaps:
+            ids = [i for i in ids if i != _OVERLAP]
+        return ids, len(ids) - overlaps
 
     def _learn(self, words: Iterable[str], remember: bool = True) -> None:
         cache = self._word_ids
@@ -121,7 +133,7 @@ class PostingStore:
             cache.clear()
         new = [w for w in set(words) if w not in cache]
         for w, terms in zip(new, self.tokenizer.analyze_words(new, remember=remember)):
-            cache[w] = self._term_ids(terms)
+            cache[w] = self._term_ids(terms) + ((_OVERLAP,) if len(terms) > 1 else ())
 
     def _grow(self, n_slots: int) -> None:
         cap = len(self._alive)
@@ -156,13 +168,15 @@ class PostingStore:
 
     def _insert(self, doc_id: str, texts: list[tuple[int, str]]) -> None:
         """Place one validated document in a new delta slot (replacing its old version)."""
-        per_field = [(col, self._ids_of_words(self.tokenizer.words(text))) for col, text in texts]
-        if doc_id in self._slot_of:
-            self._drop(doc_id)  # no compaction here: it would renumber the term ids above
+        per_field = []
         nf = len(self._fields)
         dl = [0] * nf
-        for col, ids in per_field:
-            dl[col] += len(ids)
+        for col, text in texts:
+            ids, length = self._ids_of_words(self.tokenizer.words(text))
+            per_field.append((col, ids))
+            dl[col] += length
+        if doc_id in self._slot_of:
+            self._drop(doc_id)  # no compaction here: it would renumber the term ids above
         role = -1
         if self._role_col is not None:
             role_text = " ".join(t for c, t in texts if c == self._role_col)
@@ -353,10 +367,22 @@ class PostingStore:
                 e_slot_a = np.array(e_slot, dtype=np.int32)
                 e_col_a = np.array(e_col, dtype=np.intp)
                 lengths_a = np.array(lengths, dtype=np.int64)
-                np.add.at(dl, (e_slot_a, e_col_a), lengths_a)
+                flat_a = np.array(flat, dtype=np.int32)
+                del flat
+                marks = flat_a == _OVERLAP
+                if marks.any():  # compound words: drop the markers, count one position less for each
+                    entry = np.repeat(np.arange(len(lengths_a)), lengths_a)
+                    overlaps = np.bincount(entry[marks], minlength=len(lengths_a))
+                    del entry
+                    flat_a = flat_a[~marks]
+                    lengths_a -= overlaps
+                    np.add.at(dl, (e_slot_a, e_col_a), lengths_a - overlaps)
+                else:
+                    np.add.at(dl, (e_slot_a, e_col_a), lengths_a)
+                del marks
                 chunks.append(
                     count_postings(
-                        np.array(flat, dtype=np.int32),
+                        flat_a,
                         np.repeat(e_slot_a, lengths_a),
                         np.repeat(e_col_a, lengths_a) if nf > 1 else None,
                         nf,

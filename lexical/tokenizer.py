@@ -12,10 +12,15 @@ Pipeline, applied to each whitespace-separated word of ``text``:
 6. A word with inner hyphens is emitted whole and then part by part
    (``sandbox-runtime`` → ``sandbox-runtime``, ``sandbox``, ``runtime``),
    unless every part is a number (``2024-01-01``, ``1.5-2.0`` stay whole).
-7. Drop stopwords (checked before stemming, on the whole word and on each part).
+7. Drop stopwords (checked before stemming, on the whole word and on each part;
+   a hyphenated word that is itself a stopword is dropped with its parts).
 8. Snowball stemming through PyStemmer (English by default).
 
 The result of a word depends only on the word, so it is cached per tokenizer.
+A word gives two or more terms exactly when it is a *compound*: its whole form
+followed by the parts that survived step 7. :meth:`Tokenizer.groups` keeps the
+terms of each word together, so the index can treat the whole form and its
+parts as two readings of one position (see ``lexical.scoring``).
 
 >>> Tokenizer()("Ploinky’s sandbox-runtime")
 ['ploinki', 'sandbox-runtim', 'sandbox', 'runtim']
@@ -37,7 +42,7 @@ from .errors import ParameterError, UnknownLanguageError
 __all__ = ["Tokenizer", "tokenize", "DEFAULT_STOPWORDS", "available_languages", "TOKENIZER_VERSION"]
 
 #: Bumped whenever the rules above change the tokens of some input; recorded in saved indexes.
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
 _CACHE_LIMIT = 1_000_000
@@ -218,7 +223,7 @@ class Tokenizer:
             w = _strip_edges(w)
             if w.endswith("'s"):
                 w = _strip_edges(w[:-2])
-        if not w:
+        if not w or w in stop:
             return []
         words = [w]
         if "-" in w:
@@ -240,6 +245,17 @@ class Tokenizer:
         if not text.isascii():
             text = unicodedata.normalize("NFKC", text)
         return text.lower().split()
+
+    def groups(self, text: str) -> list[tuple[str, ...]]:
+        """The terms of each word of ``text`` that has any, word by word.
+
+        A group of two or more terms is a compound: the whole form, then its parts.
+        Concatenated, the groups are exactly ``self(text)``.
+
+        >>> Tokenizer().groups("the wing-body interference")
+        [('wing-bodi', 'wing', 'bodi'), ('interfer',)]
+        """
+        return [g for g in self.analyze_words(self.words(text)) if g]
 
     def __call__(self, text: str) -> list[str]:
         """Tokenize ``text`` into a list of terms.

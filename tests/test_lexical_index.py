@@ -63,6 +63,28 @@ def test_three_documents_by_hand() -> None:
     assert idx.search("zebra") == [] and idx.search("") == []
 
 
+def test_compound_word_by_hand() -> None:
+    idx = plain_index()
+    idx.rebuild([("d1", "wing-body drag"), ("d2", "wing body"), ("d3", "drag")])
+    # d1's tokens: wing-body wing body drag, but 3 positions (the whole form shares one with
+    # its parts); dl = 3, 2, 1, avgdl = 6 / 3 = 2; N = 3
+    assert idx.stats().total_terms == 6
+    idf_whole = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # df 1: ln(8/3) = 0.98083
+    idf_part = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df 2: ln(1.6) = 0.47000
+    sat_d1 = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 3 / 2))  # tf 1, dl 3: 2.2 / 2.65
+    whole_d1, parts_d1 = idf_whole * sat_d1, 2 * idf_part * sat_d1
+    parts_d2 = 2 * idf_part * 1.0  # tf 1, dl = avgdl: sat 1
+    assert (round(whole_d1, 6), round(parts_d1, 6), round(parts_d2, 6)) == (0.814273, 0.780383, 0.940007)
+    # the better reading counts, never both: d1 gets its whole form, d2 (spelt apart, shorter) wins
+    hits = idx.search("wing-body")
+    assert [h.doc_id for h in hits] == ["d2", "d1"]
+    assert [h.score for h in hits] == pytest.approx([parts_d2, whole_d1], rel=1e-12)
+    # the parts alone score as separate terms; a repeated compound counts twice
+    assert idx.search("wing body")[1].score == pytest.approx(parts_d1, rel=1e-12)
+    assert idx.search("wing-body drag wing-body")[0].doc_id == "d1"
+    assert idx.search("wing-body wing-body")[0].score == pytest.approx(2 * parts_d2, rel=1e-12)
+
+
 def test_two_fields_by_hand() -> None:
     idx = BM25Index(tokenizer=PLAIN_TOK)
     idx.add("u1", {"topic": "sandbox", "claim": "sandbox runs code"})
@@ -96,7 +118,7 @@ def test_plain_matches_naive(texts: list[str], query: str) -> None:
     docs = {f"d{i}": {"text": t} for i, t in enumerate(texts)}
     idx = plain_index()
     idx.rebuild((d, f["text"]) for d, f in docs.items())
-    expected = naive_bm25f(docs, query, PLAIN_TOK, {"text": 1.0})
+    expected = naive_bm25f(docs, query, PLAIN_TOK.groups, {"text": 1.0})
     assert_same_ranking(idx.search(query, k=len(docs)), expected)
 
 
@@ -105,7 +127,7 @@ def test_fields_match_naive_and_topk_is_a_prefix(fields: list[dict], query: str,
     docs = {f"d{i}": f for i, f in enumerate(fields)}
     idx = BM25Index(field_weights=WEIGHTS, tokenizer=PLAIN_TOK)
     idx.rebuild(docs.items())
-    expected = naive_bm25f(docs, query, PLAIN_TOK, WEIGHTS)
+    expected = naive_bm25f(docs, query, PLAIN_TOK.groups, WEIGHTS)
     full = idx.search(query, k=len(docs))
     assert_same_ranking(full, expected)
     assert idx.search(query, k=k) == full[:k]
@@ -121,7 +143,7 @@ def test_topk_on_a_larger_corpus_matches_naive() -> None:
     idx.rebuild((d, f["text"]) for d, f in docs.items())
     for _ in range(30):
         query = " ".join(rng.choices(vocab, k=rng.randint(1, 5)))
-        expected = naive_bm25f(docs, query, PLAIN_TOK, {"text": 1.0})
+        expected = naive_bm25f(docs, query, PLAIN_TOK.groups, {"text": 1.0})
         ours = idx.search(query, k=10)
         assert [h.doc_id for h in ours] == [d for d, _ in expected[:10]]
         assert [h.score for h in ours] == pytest.approx([s for _, s in expected[:10]], rel=1e-9)

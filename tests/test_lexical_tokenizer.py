@@ -53,6 +53,27 @@ def test_default_pipeline_stems_and_drops_stopwords() -> None:
     assert tokenize("state-of-the-art") == ["state-of-the-art", "state", "art"]
 
 
+def test_groups_keep_each_word_together() -> None:
+    tok = Tokenizer()
+    text = "The state-of-the-art wing-body tests, 2024-01-01 and-or x-15"
+    groups = tok.groups(text)
+    assert groups == [
+        ("state-of-the-art", "state", "art"),
+        ("wing-bodi", "wing", "bodi"),
+        ("test",),
+        ("2024-01-01",),
+        ("and-or",),  # both parts are stopwords: no compound left
+        ("x-15", "x", "15"),
+    ]
+    assert [t for g in groups for t in g] == tok(text)
+
+
+def test_a_hyphenated_stopword_goes_with_its_parts() -> None:
+    tok = Tokenizer(stem=False, stopwords=["e-mail", "the"])
+    assert tok("e-mail the e-books") == ["e-books", "e", "books"]
+    assert tok.groups("e-mail") == []
+
+
 @pytest.mark.parametrize("variant", ["Ploinky's", "Ploinky’s", "ploinky", "PLOINKY'S", "(Ploinky’s)"])
 def test_possessive_variants_are_one_term(variant: str) -> None:
     assert tokenize(variant) == ["ploinki"]
