@@ -129,10 +129,14 @@ def clause_lists(
     Part impacts are summed in the order of ``parts``, so the result does not
     depend on how the postings are split between segments.
     """
+    terms = [c for c in clauses if isinstance(c, QueryTerm)]
+    if len(terms) == len(clauses):
+        return posting_lists(segments, terms, mask)  # type: ignore[arg-type]
+    of_terms = iter(posting_lists(segments, terms, mask))  # type: ignore[arg-type]
     out: list[PostingLists] = []
     for clause in clauses:
         if isinstance(clause, QueryTerm):
-            out.extend(posting_lists(segments, [clause], mask))
+            out.append(next(of_terms))
             continue
         singles = [QueryTerm(t, 1) for t in clause.parts]
         parts = [pair for lists in posting_lists(segments, singles, mask) for pair in lists]
@@ -164,6 +168,8 @@ def clause_lists(
 
 def clause_bounds(segments: Sequence[Segment], clauses: Sequence[Clause]) -> list[float]:
     """Per clause: an upper bound of its contribution (:func:`upper_bounds`; a compound's the max of its readings')."""
+    if all(isinstance(c, QueryTerm) for c in clauses):
+        return upper_bounds(segments, clauses)  # type: ignore[arg-type]
     out = []
     for clause in clauses:
         if isinstance(clause, QueryTerm):

@@ -132,8 +132,10 @@ class PostingStore:
         if len(cache) > 1_000_000:
             cache.clear()
         new = [w for w in set(words) if w not in cache]
+        term_ids = self._term_ids
         for w, terms in zip(new, self.tokenizer.analyze_words(new, remember=remember)):
-            cache[w] = self._term_ids(terms) + ((_OVERLAP,) if len(terms) > 1 else ())
+            ids = term_ids(terms)
+            cache[w] = ids if len(ids) < 2 else ids + (_OVERLAP,)
 
     def _grow(self, n_slots: int) -> None:
         cap = len(self._alive)

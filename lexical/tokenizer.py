@@ -255,7 +255,12 @@ class Tokenizer:
         >>> Tokenizer().groups("the wing-body interference")
         [('wing-bodi', 'wing', 'bodi'), ('interfer',)]
         """
-        return [g for g in self.analyze_words(self.words(text)) if g]
+        words = self.words(text)
+        try:
+            found = list(map(self._cache.__getitem__, words))
+        except KeyError:
+            found = self.analyze_words(words)
+        return [g for g in found if g]
 
     def __call__(self, text: str) -> list[str]:
         """Tokenize ``text`` into a list of terms.
