@@ -259,8 +259,22 @@ def cranfield(data: Path) -> list[dict]:
             p10.append(sum(d in rel for d in ranked[:10]) / 10)
             r100.append(len(rel & set(ranked[:100])) / len(rel))
         mean = statistics.fmean
-        rows.append({"engine": name, "MAP": mean(aps), "nDCG@10": mean(nd), "P@10": mean(p10), "R@100": mean(r100)})
+        rows.append({"engine": name, "MAP": mean(aps), "nDCG@10": mean(nd), "P@10": mean(p10), "R@100": mean(r100),
+                     "AP": aps})
     return rows
+
+
+def paired_test(a: list[float], b: list[float], rounds: int = 20_000, seed: int = 7) -> tuple[float, float, int, int]:
+    """Mean of ``a - b``, its two-sided p-value under a paired randomization (sign-flip) test, wins, losses."""
+    import random
+
+    diff = [x - y for x, y in zip(a, b)]
+    observed = abs(statistics.fmean(diff))
+    rng = random.Random(seed)
+    extreme = sum(
+        abs(statistics.fmean([d if rng.random() < 0.5 else -d for d in diff])) >= observed - 1e-15 for _ in range(rounds)
+    )
+    return statistics.fmean(diff), extreme / rounds, sum(d > 1e-12 for d in diff), sum(d < -1e-12 for d in diff)
 
 
 # ---------------------------------------------------------------- main
@@ -286,9 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_quality:
         print("## Quality: Cranfield, 225 queries, binary qrels, title + text\n")
         print("| engine | MAP | nDCG@10 | P@10 | R@100 |\n|---|---|---|---|---|")
-        for row in cranfield(args.data):
+        rows = cranfield(args.data)
+        for row in rows:
             print(f"| {row['engine']} | {row['MAP']:.4f} | {row['nDCG@10']:.4f} | {row['P@10']:.4f} | {row['R@100']:.4f} |")
         print()
+        peer = next((r for r in rows if r["engine"].startswith("bm25s")), None)
+        if peer is not None:
+            print("Average precision against bm25s, per query (paired randomization test, 20,000 sign flips):\n")
+            for row in rows:
+                if row is not peer:
+                    delta, p, wins, losses = paired_test(row["AP"], peer["AP"])
+                    print(f"- {row['engine']}: MAP {delta:+.4f}, p = {p:.3f}; better on {wins} queries, "
+                          f"worse on {losses}, equal on {len(row['AP']) - wins - losses}")
+            print()
 
     if args.skip_speed:
         return 0

@@ -129,7 +129,8 @@ class Hit:
 class IndexStats:
     """Statistics of the live documents.
 
-    ``total_terms`` counts indexed tokens (the sum of all field lengths);
+    ``total_terms`` is the sum of all field lengths, in word positions (a
+    compound word's whole form shares a position with its parts);
     ``vocabulary_size`` counts distinct terms; ``avg_field_lengths`` is the mean
     length of each field over the documents where that field is not empty.
 
