@@ -98,12 +98,28 @@ def save_index(index: BM25Index, target: str | Path | IO[bytes]) -> None:
         np.savez(target, **arrays)
 
 
+def _head(source: str | Path | IO[bytes]) -> bytes:
+    """The first bytes of ``source``, leaving a file object where it was."""
+    if isinstance(source, (str, Path)):
+        with open(source, "rb") as fh:
+            return fh.read(4)
+    start = source.tell()
+    head = source.read(4)
+    source.seek(start)
+    return head
+
+
 def _read(source: str | Path | IO[bytes]) -> dict[str, Any]:
+    where = str(source) if isinstance(source, (str, Path)) else "the file object"
     try:
-        with np.load(source, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+        head = _head(source)
+        if head[:2] == b"PK":
+            with np.load(source, allow_pickle=False) as data:
+                return {name: data[name] for name in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise IndexFormatError(f"cannot read a saved lexical index ({exc}); {_REBUILD}") from exc
+        raise IndexFormatError(f"cannot read a saved lexical index from {where} ({exc}); {_REBUILD}") from exc
+    # np.load would take it for a pickle and say so, which misleads
+    raise IndexFormatError(f"not a saved lexical index: {where} is not a numpy .npz archive; {_REBUILD}")
 
 
 def load_index(

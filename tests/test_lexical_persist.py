@@ -95,7 +95,9 @@ REFUSALS = [
     ("doc count", lambda b: edit_record(b, lambda r: r.update(docs=99)), "inconsistent"),
     ("slots out of range", lambda b: rewrite(b, lambda n, a: a + 50 if n == "slots" else a), "inconsistent"),
     ("missing member", lambda b: rewrite(b, lambda n, a: np.zeros(0) if n == "tf" else a), "inconsistent"),
-    ("not a zip", lambda b: io.BytesIO(b"garbage bytes"), "cannot read"),
+    ("not a zip", lambda b: io.BytesIO(b"garbage bytes"), "is not a numpy .npz archive"),
+    ("empty file", lambda b: io.BytesIO(b""), "is not a numpy .npz archive"),
+    ("truncated zip", lambda b: io.BytesIO(b.getvalue()[:40]), "cannot read a saved lexical index"),
 ]
 
 
