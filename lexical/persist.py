@@ -62,7 +62,7 @@ def _unpack(blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list
 
 def save_index(index: BM25Index, target: str | Path | IO[bytes]) -> None:
     """Compact ``index`` and write it to ``target`` (a path or a binary file)."""
-    if index._delta_docs or index._dead_main:
+    if not index._is_compact():
         index._compact()
     n = index._n_live
     ids, ids_off = _pack([i for i in index._ids if i is not None])

@@ -216,6 +216,11 @@ class PostingStore:
         ):
             self._compact()
 
+    def _is_compact(self) -> bool:
+        """Whether the main segment alone holds everything: no delta, no dead or vacant slot, no unused term."""
+        return (not self._delta_docs and not self._dead_main and len(self._ids) == self._main_end
+                and len(self._terms) == self._main.n_terms)
+
     def _compact(self) -> None:
         """Fold the delta and drop dead slots and unused terms: one new main segment."""
         nf = len(self._fields)

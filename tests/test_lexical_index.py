@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 
 import pytest
@@ -185,9 +186,26 @@ def test_incremental_equals_rebuild(operations: list, seed_first: bool, eager_co
     assert len(idx) == len(fresh) == len(live)
     assert sorted(idx) == sorted(live)
     assert idx.stats() == fresh.stats()
+    buf = io.BytesIO()
+    idx.save(buf)  # whatever state the operations left, the saved index loads back the same
+    buf.seek(0)
+    loaded = BM25Index.load(buf)
     for query in [*WORDS, "alpha bravo", "charlie delta echo", "golf golf hotel"]:
-        assert idx.search(query, k=20) == fresh.search(query, k=20)
+        assert idx.search(query, k=20) == fresh.search(query, k=20) == loaded.search(query, k=20)
         assert idx.search(query, k=20, boost_role="alpha") == fresh.search(query, k=20, boost_role="alpha")
+    assert loaded.stats() == fresh.stats()
+
+
+def test_saved_after_adding_and_removing_a_new_word_loads() -> None:
+    idx = BM25Index()
+    idx.rebuild([("a", "foo")])
+    idx.add("b", "bar")  # a new term, then its only document goes before any compaction
+    idx.remove("b")
+    buf = io.BytesIO()
+    idx.save(buf)
+    buf.seek(0)
+    loaded = BM25Index.load(buf)
+    assert list(loaded) == ["a"] and loaded.search("bar") == [] and loaded.stats().vocabulary_size == 1
 
 
 def test_readding_replaces_and_removal_leaves_no_trace() -> None:
