@@ -254,8 +254,7 @@ class BM25Index(PostingStore):
         else:
             touched, scores, repeats, floor = pruned
         cand, scores = candidates(touched, boost(touched, scores), k, repeats, floor)
-        ids = self._ids
-        ranked = sorted(zip((-scores).tolist(), (ids[s] for s in cand.tolist())))
+        ranked = sorted(zip((-scores).tolist(), self._ids.data[cand].tolist()))
         return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]  # type: ignore[arg-type]
 
     def _kth_bound(self, qt: QueryTerm) -> float:

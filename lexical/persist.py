@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from .errors import IndexFormatError, LexicalError
 from .segment import Segment
+from .strings import StrArray
 from .tokenizer import Tokenizer
 from .values import BM25Params
 
@@ -65,8 +66,8 @@ def save_index(index: BM25Index, target: str | Path | IO[bytes]) -> None:
     if not index._is_compact():
         index._compact()
     n = index._n_live
-    ids, ids_off = _pack([i for i in index._ids if i is not None])
-    terms, terms_off = _pack(index._terms)
+    ids, ids_off = _pack(index._ids.tolist())  # compact: no removed slot is left
+    terms, terms_off = _pack(index._terms.tolist())
     role_keys = sorted(index._role_codes, key=index._role_codes.__getitem__)
     record = {
         "format": FORMAT_NAME,
@@ -185,9 +186,9 @@ def _fill(index: BM25Index, data: dict[str, Any], record: dict[str, Any]) -> Non
     if not all(checks):
         raise ValueError(f"array shapes or ranges do not match the record (check {checks.index(False)})")
     index._grow(n)
-    index._ids = list(ids)
+    index._ids = StrArray(ids)
     index._slot_of = {doc_id: i for i, doc_id in enumerate(ids)}
-    index._terms = terms
+    index._terms = StrArray(terms)
     index._vocab = {t: i for i, t in enumerate(terms)}
     index._role_codes = {key: i for i, key in enumerate(record["role_keys"])}
     index._alive[:n] = True

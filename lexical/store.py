@@ -35,6 +35,7 @@ import numpy.typing as npt
 from . import scoring
 from .errors import UnknownDocumentError
 from .segment import Segment, count_postings
+from .strings import StrArray
 from .tokenizer import Tokenizer
 from .values import BM25Params
 
@@ -80,9 +81,9 @@ class PostingStore:
     def _reset(self) -> None:
         nf = len(self._fields)
         self._vocab: dict[str, int] = {}
-        self._terms: list[str] = []
+        self._terms = StrArray()  # term id -> term; not a list: see lexical.strings
         self._word_ids: dict[str, tuple[int, ...]] = {}
-        self._ids: list[str | None] = []
+        self._ids = StrArray()  # slot -> doc id, None once removed
         self._slot_of: dict[str, int] = {}
         self._alive = np.zeros(0, dtype=bool)
         self._dl = np.zeros((0, nf), dtype=np.uint32)
@@ -246,16 +247,16 @@ class PostingStore:
         used = np.unique(terms)
         term_map = np.full(max(len(self._terms), 1), -1, dtype=np.int64)
         term_map[used] = np.arange(len(used))
-        self._terms = [self._terms[i] for i in used.tolist()]
-        self._vocab = {t: i for i, t in enumerate(self._terms)}
+        self._terms = self._terms.take(used)
+        self._vocab = {t: i for i, t in enumerate(self._terms.tolist())}  # type: ignore[misc]
         self._word_ids = {}
         max_tf = int(tf.max()) if len(tf) else 0
         tf = tf.astype(np.uint16 if max_tf < 2**16 else np.uint32)
         self._main = Segment.from_postings(
             term_map[terms].astype(np.int32), renum[slots].astype(np.int32), tf, len(self._terms)
         )
-        self._ids = [self._ids[i] for i in live.tolist()]
-        self._slot_of = {doc_id: i for i, doc_id in enumerate(self._ids)}  # type: ignore[misc]
+        self._ids = self._ids.take(live)
+        self._slot_of = {doc_id: i for i, doc_id in enumerate(self._ids.tolist())}  # type: ignore[misc]
         n = len(live)
         self._alive = np.concatenate([np.ones(n, bool), np.zeros(len(self._alive) - n, bool)])
         self._dl[:n] = self._dl[live]

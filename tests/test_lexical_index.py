@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import math
 
@@ -311,3 +312,19 @@ def test_field_value_lists_are_joined() -> None:
     idx.add("u", {"utility_acts": ["isolate", "execute"], "claim": None})
     assert [h.doc_id for h in idx.search("execute")] == ["u"]
     assert idx.stats().total_terms == 2
+
+
+def test_big_tables_are_not_traversed_by_the_garbage_collector() -> None:
+    # a list of every term or id would be walked, element by element, by every full collection
+    idx = BM25Index()
+    idx.rebuild((f"d{i}", f"word{i} shared{i % 7}") for i in range(3000))
+    idx.add("late", "another word")
+    buf = io.BytesIO()
+    idx.save(buf)
+    buf.seek(0)
+    for index in (idx, BM25Index.load(buf)):
+        gc.collect()  # tuples and dicts of atomic values are untracked by a collection
+        walked = {name: len(gc.get_referents(value, *gc.get_referents(value)))
+                  for name, value in vars(index).items() if gc.is_tracked(value)}
+        assert max(walked.values()) < 500, walked  # nothing in proportion to the 3,000 documents
+        assert len(index._terms) > 3000 and len(index._ids) >= 3000

@@ -143,7 +143,7 @@ def test_tokens_of_words_concatenate(words: list[str]) -> None:
 
 def test_exported_members() -> None:
     names = {n for n in dir(lexical) if not n.startswith("_")}
-    modules = {"errors", "tokenizer", "index", "scoring", "persist", "segment", "values", "search", "store"}
+    modules = {"errors", "tokenizer", "index", "scoring", "persist", "segment", "values", "search", "store", "strings"}
     assert set(lexical.__all__) == names - modules
 
 
