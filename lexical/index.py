@@ -12,9 +12,10 @@ query evaluation in :mod:`lexical.search`; formulas in :mod:`lexical.scoring`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,18 @@ from .values import BM25Params, Hit, IndexStats
 __all__ = ["BM25Index"]
 
 Fields = Mapping[str, "str | Sequence[str] | None"] | str
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _locked(method: _Method) -> _Method:
+    """Run ``method`` under the index's lock: a search uses shared scratch arrays and lazy state."""
+
+    @functools.wraps(method)
+    def run(self: BM25Index, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 class BM25Index(PostingStore):
@@ -48,6 +61,9 @@ class BM25Index(PostingStore):
     ``fields`` is a plain ``str`` (meaning ``{"text": str}``) or a mapping from
     field names (keys of ``field_weights``) to a string, a sequence of strings
     (joined by spaces, e.g. ``utility_acts``) or ``None``.
+
+    An index may be shared between threads: its methods run one at a time under
+    the index's lock (a search uses scratch arrays and state shared by all calls).
 
     >>> idx = BM25Index(field_weights={"text": 1.0})
     >>> idx.rebuild([("d1", "the cat sat"), ("d2", "the dog sat"), ("d3", "cats and dogs")])
@@ -84,6 +100,7 @@ class BM25Index(PostingStore):
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._slot_of
 
+    @_locked
     def __iter__(self) -> Iterator[str]:
         """Doc ids in no particular order."""
         return iter(list(self._slot_of))
@@ -117,6 +134,7 @@ class BM25Index(PostingStore):
             out.append((col, value))
         return out
 
+    @_locked
     def add(self, doc_id: str, fields: Fields) -> None:
         """Index a document; re-adding an existing id replaces it.
 
@@ -128,6 +146,7 @@ class BM25Index(PostingStore):
         """
         self._insert(doc_id, self._field_texts(doc_id, fields))
 
+    @_locked
     def rebuild(self, documents: Iterable[tuple[str, Fields]]) -> None:
         """Replace the whole content by ``documents`` (pairs of id and fields), built in bulk.
 
@@ -146,6 +165,7 @@ class BM25Index(PostingStore):
         del docs
         self._load(items)
 
+    @_locked
     def update(self, doc_id: str, fields: Fields) -> None:
         """Replace a document (same as :meth:`add`; an unknown id is simply added).
 
@@ -155,6 +175,7 @@ class BM25Index(PostingStore):
         """
         self.add(doc_id, fields)
 
+    @_locked
     def remove(self, doc_id: str) -> None:
         """Remove a document; its terms stop counting in every statistic at once.
 
@@ -277,6 +298,7 @@ class BM25Index(PostingStore):
             return None
         return self._role_codes.get(self._role_key(boost_role), -2)
 
+    @_locked
     def search(
         self,
         query: str,
@@ -303,6 +325,7 @@ class BM25Index(PostingStore):
         segments = self._segments()
         return self._search(query, k, self._mask(allowed), self._role_of(boost_role), segments)
 
+    @_locked
     def search_many(
         self,
         queries: Iterable[str],
@@ -322,6 +345,7 @@ class BM25Index(PostingStore):
         role = self._role_of(boost_role)
         return [self._search(q, k, mask, role, segments) for q in queries]
 
+    @_locked
     def stats(self) -> IndexStats:
         """Statistics of the live documents; ``vocabulary_size`` is counted from the postings (O(postings)).
 
@@ -342,6 +366,7 @@ class BM25Index(PostingStore):
             total_docs=self._n_live, total_terms=int(sum(self._total_len)), avg_field_lengths=avg, vocabulary_size=vocab
         )
 
+    @_locked
     def document_frequency(self, term: str) -> int:
         """Live documents containing the (already tokenized) ``term`` in any field.
 
@@ -355,6 +380,7 @@ class BM25Index(PostingStore):
         self._refresh(i, self._segments())
         return int(self._df[i])
 
+    @_locked
     def save(self, target: str | Path | IO[bytes]) -> None:
         """Write the index as a numpy ``.npz`` archive with a JSON params record (no pickle).
 

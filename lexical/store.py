@@ -25,6 +25,7 @@ any sequence of add/remove/update gives bit-identical scores to a rebuild.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -76,6 +77,7 @@ class PostingStore:
         self._col = {name: i for i, name in enumerate(self._fields)}
         self._weights = np.array([w for _, w in params.field_weights], dtype=np.float64)
         self._role_col = self._col.get("role")
+        self._lock = threading.RLock()  # see BM25Index: one call at a time
         self._reset()
 
     def _reset(self) -> None:

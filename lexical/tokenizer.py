@@ -28,6 +28,7 @@ parts as two readings of one position (see ``lexical.scoring``).
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -109,7 +110,7 @@ class Tokenizer:
     ['café-bar', 'café', 'bar', 'x-15', 'x', '15']
     """
 
-    __slots__ = ("language", "stem", "stopwords", "_stemmer", "_cache")
+    __slots__ = ("language", "stem", "stopwords", "_stemmer", "_cache", "_stem_lock")
 
     def __init__(
         self, language: str = "english", stem: bool = True, stopwords: Iterable[str] | None = None
@@ -132,6 +133,7 @@ class Tokenizer:
         self.stopwords: frozenset[str] = words
         # our own per-word cache makes PyStemmer's (slow to purge) cache redundant
         self._stemmer = Stemmer.Stemmer(language, 0) if stem else None
+        self._stem_lock = threading.Lock()  # a PyStemmer instance must not be used by two threads at once
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
@@ -197,14 +199,19 @@ class Tokenizer:
             if len(cache) + len(missing) > _CACHE_LIMIT:
                 cache.clear()
             cache.update(zip(missing, self._analyze_batch(missing)))
-        return [cache[w] for w in words]
+        try:
+            return [cache[w] for w in words]
+        except KeyError:  # another thread emptied the full cache in between
+            return self._analyze_batch(words)
 
     def _analyze_batch(self, words: Sequence[str]) -> list[tuple[str, ...]]:
         prepared = [self._prepare(w) for w in words]
         if self._stemmer is None:
             return [tuple(parts) for parts in prepared]
         flat = list({s for parts in prepared for s in parts})
-        stem_of = dict(zip(flat, self._stemmer.stemWords(flat)))
+        with self._stem_lock:
+            stems = self._stemmer.stemWords(flat)
+        stem_of = dict(zip(flat, stems))
         return [tuple(stem_of[s] for s in parts) for parts in prepared]
 
     def _prepare(self, word: str) -> list[str]:

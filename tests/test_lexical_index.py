@@ -1,10 +1,13 @@
-"""BM25F index: hand-computed scores, a naive oracle, incremental updates, filters, role boost."""
+"""BM25F index: hand-computed scores, a naive oracle, incremental updates, filters, role boost, threads."""
 
 from __future__ import annotations
 
 import gc
 import io
 import math
+import random
+import sys
+import threading
 
 import pytest
 from hypothesis import given
@@ -328,3 +331,74 @@ def test_big_tables_are_not_traversed_by_the_garbage_collector() -> None:
                   for name, value in vars(index).items() if gc.is_tracked(value)}
         assert max(walked.values()) < 500, walked  # nothing in proportion to the 3,000 documents
         assert len(index._terms) > 3000 and len(index._ids) >= 3000
+
+
+@pytest.fixture
+def frequent_thread_switches():
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show up at once
+    yield
+    sys.setswitchinterval(old)
+
+
+def _threads(targets: list) -> None:
+    errors: list[BaseException] = []
+
+    def run(target) -> None:
+        try:
+            target()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_threads_sharing_an_index_get_the_serial_results(frequent_thread_switches) -> None:
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(60)]
+    docs = [(f"d{i}", " ".join(rng.choices(vocab, k=12))) for i in range(1500)]
+    queries = [" ".join(rng.sample(vocab, 3)) for _ in range(40)]
+    idx = BM25Index(field_weights={"text": 1.0}, tokenizer=Tokenizer(stem=False, stopwords=[]))
+    idx.rebuild(docs)
+    expected = [idx.search(q, k=5) for q in queries]
+    got: dict[int, list] = {}
+
+    def reader(n: int):
+        return lambda: got.setdefault(n, [idx.search(q, k=5) for q in queries[n:] + queries[:n]])
+
+    _threads([reader(n) for n in range(4)])
+    for n, results in got.items():
+        assert results == expected[n:] + expected[:n]
+
+
+def test_a_writer_and_readers_share_an_index(frequent_thread_switches) -> None:
+    tok = Tokenizer(stem=False, stopwords=[])
+    idx = BM25Index(field_weights={"text": 1.0}, tokenizer=tok)
+    idx._DELTA_MIN = idx._DEAD_MIN = 8  # compact often while readers search
+    live = {f"d{i}": f"alpha w{i % 7}" for i in range(100)}
+    idx.rebuild(live.items())
+
+    def writer() -> None:
+        for i in range(300):
+            live[f"n{i}"] = f"alpha beta w{i % 5}"
+            idx.add(f"n{i}", live[f"n{i}"])
+            if i % 3 == 0 and f"d{i % 100}" in live:
+                del live[f"d{i % 100}"]
+                idx.remove(f"d{i % 100}")
+
+    def reader() -> None:
+        for _ in range(200):
+            hits = idx.search("alpha beta w1", k=10)
+            assert len(hits) == 10 and hits == sorted(hits, key=lambda h: (-h.score, h.doc_id))
+
+    _threads([writer, reader, reader])
+    fresh = BM25Index(field_weights={"text": 1.0}, tokenizer=tok)
+    fresh.rebuild(sorted(live.items()))
+    assert sorted(idx) == sorted(live) and idx.stats() == fresh.stats()
+    for query in ["alpha", "beta w1", "w3 w6 alpha"]:
+        assert idx.search(query, k=50) == fresh.search(query, k=50)
