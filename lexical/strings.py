@@ -4,8 +4,9 @@ An index holds hundreds of thousands of strings (its vocabulary, its doc ids).
 In Python lists, every collection of the generation they live in visits each
 element: at 100k documents (256k terms) that made a full collection ~10 ms
 longer and evicted the caches the next search needs; with lists, 1,000 queries
-ran ~9% slower in a fresh process. A numpy object array is not traversed (it has
-no GC support), which is safe here because strings cannot be part of a cycle.
+in a fresh process ran at 4,892 instead of 5,259 per second (medians of 3). A
+numpy object array is not traversed (it has no GC support), which is safe here
+because strings cannot be part of a cycle.
 """
 
 from __future__ import annotations
