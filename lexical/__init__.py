@@ -15,6 +15,7 @@ from .errors import (
     IndexFormatError,
     LexicalError,
     ParameterError,
+    TextError,
     UnknownDocumentError,
     UnknownLanguageError,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "IndexFormatError",
     "LexicalError",
     "ParameterError",
+    "TextError",
     "Tokenizer",
     "UnknownDocumentError",
     "UnknownLanguageError",

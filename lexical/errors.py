@@ -9,6 +9,7 @@ the builtin exception that best matches it, so callers may catch either::
           ├── ParameterError       (also ValueError)   a BM25 / tokenizer parameter out of range
           ├── FieldError           (also ValueError)   a field name the index has no weight for
           ├── DocumentError        (also TypeError)    a doc id or field value of the wrong type
+          ├── TextError            (also ValueError)   text that is not valid Unicode (a lone surrogate)
           ├── UnknownDocumentError (also KeyError)     remove() of an id that is not indexed
           └── IndexFormatError     (also ValueError)   a saved index that cannot be loaded as is
 
@@ -26,6 +27,7 @@ __all__ = [
     "ParameterError",
     "FieldError",
     "DocumentError",
+    "TextError",
     "UnknownDocumentError",
     "IndexFormatError",
 ]
@@ -49,6 +51,33 @@ class FieldError(LexicalError, ValueError):
 
 class DocumentError(LexicalError, TypeError):
     """A document id or a field value has the wrong type."""
+
+
+class TextError(LexicalError, ValueError):
+    """Text holds a lone surrogate (U+D800 to U+DFFF alone), which is not valid Unicode.
+
+    Such strings come from an unpaired ``\\uD800`` escape in JSON or from ``surrogateescape``
+    decoding; they cannot be encoded, so the stemmer cannot read them.
+    """
+
+
+def check_text(text: str, where: str = "text") -> None:
+    """Raise :class:`TextError` if ``text`` holds a lone surrogate; ``where`` names it in the message.
+
+    >>> check_text("café")
+    >>> check_text("ab\\ud800c", "query")
+    Traceback (most recent call last):
+    ...
+    lexical.errors.TextError: query is not valid Unicode: a lone surrogate U+D800 at character 2
+    """
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TextError(
+            f"{where} is not valid Unicode: a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}"
+        ) from None
 
 
 class UnknownDocumentError(LexicalError, KeyError):

@@ -20,7 +20,7 @@ from typing import IO, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .errors import DocumentError, FieldError, ParameterError
+from .errors import DocumentError, FieldError, ParameterError, check_text
 from .search import (
     Clause,
     Compound,
@@ -111,6 +111,7 @@ class BM25Index(PostingStore):
     def _field_texts(self, doc_id: Any, fields: Any) -> list[tuple[int, str]]:
         if not isinstance(doc_id, str):
             raise DocumentError(f"doc_id must be str, got {type(doc_id).__name__}")
+        check_text(doc_id, f"doc id {doc_id!r}")
         if isinstance(fields, str):
             fields = {"text": fields}
         if not isinstance(fields, Mapping):
@@ -131,6 +132,7 @@ class BM25Index(PostingStore):
                     raise DocumentError(
                         f"document {doc_id!r}: field {name!r} must be str or a sequence of str, got {type(value).__name__}"
                     )
+            check_text(value, f"document {doc_id!r}: field {name!r}")
             out.append((col, value))
         return out
 
@@ -204,6 +206,7 @@ class BM25Index(PostingStore):
         """
         if not isinstance(query, str):
             raise DocumentError(f"query must be str, got {type(query).__name__}")
+        check_text(query, "query")
         counts: dict[tuple[str, ...], int] = {}
         for group in self.tokenizer.groups(query):
             counts[group] = counts.get(group, 0) + 1

@@ -38,7 +38,7 @@ from typing import Any
 
 import Stemmer
 
-from .errors import ParameterError, UnknownLanguageError
+from .errors import ParameterError, UnknownLanguageError, check_text
 
 __all__ = ["Tokenizer", "tokenize", "DEFAULT_STOPWORDS", "available_languages", "TOKENIZER_VERSION"]
 
@@ -250,6 +250,7 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
         if not text.isascii():
+            check_text(text)
             text = unicodedata.normalize("NFKC", text)
         return text.lower().split()
 

@@ -75,6 +75,8 @@ def test_failed_ingest_into_new_store_is_refused_cleanly(tmp_path, capsys):
     ("units.jsonl", '{"id": "u1", "effective_from": "2026-13-01"}\n', "field 'effective_from' must be a date"),
     ("units2.jsonl", '{"topic": "no id"}\n', "needs a non-empty string field 'id'"),
     ("units3.jsonl", '{"id": "u1", "triples": [["a", "r", "b", NaN]]}\n', "NaN is not a finite number"),
+    ("units4.jsonl", '{"id": "u1", "topic": "bad \\ud800 text"}\n',
+     "units4.jsonl:1:1: field 'topic' is not valid Unicode: a lone surrogate"),
 ])
 def test_bad_files_table(kb, tmp_path, capsys, name, content, message):
     path = tmp_path / name

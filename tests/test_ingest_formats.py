@@ -123,6 +123,9 @@ def test_jsonl_units(tmp_path, store):
     ({"id": "a", "acl": "x", "triples": [["a", "b"]]}, "triples[0]"),
     ({"id": "a", "triples": [["a", "b", "c", 7]]}, "triples[0] confidence must be in [0, 1], got 7"),
     ({"id": "a", "topic": 5}, "field 'topic' must be a string"),
+    # json.dumps writes a lone surrogate as the escape \ud800, which json.loads reads back as one
+    ({"id": "a", "triples": [["a", "r", "b\ud800"]]}, "field 'triples'[0][2] is not valid Unicode"),
+    ({"id": "a", "topic": "x", "features": {"\udc00": 1}}, "a key of field 'features' is not valid Unicode"),
 ])
 def test_jsonl_rejects(tmp_path, store, obj, reason):
     p = _write(tmp_path, "u.jsonl", json.dumps({"id": "ok"}) + "\n" + json.dumps(obj) + "\n")

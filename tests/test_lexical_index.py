@@ -19,6 +19,7 @@ from lexical import (
     BM25Params,
     Hit,
     LexicalError,
+    TextError,
     Tokenizer,
 )
 from lexical.errors import DocumentError, FieldError, ParameterError, UnknownDocumentError
@@ -291,7 +292,24 @@ BAD_INPUTS = [
     (lambda: BM25Index().remove("nope"), UnknownDocumentError, "no document with id 'nope'"),
     (lambda: BM25Index().search("x", k=-1), ParameterError, "k must be an int >= 0"),
     (lambda: BM25Index().search("x", allowed="abc"), DocumentError, "not one str"),
+    # lone surrogates, as an unpaired JSON escape "\ud800" gives them
+    (lambda: BM25Index().add("x", {"topic": "caf\u00e9 \ud800"}), TextError,
+     "document 'x': field 'topic' is not valid Unicode: a lone surrogate U+D800 at character 5"),
+    (lambda: BM25Index().add("x\udc00", "text"), TextError, "doc id 'x\\udc00' is not valid Unicode"),
+    (lambda: BM25Index().search("a \udfff"), TextError, "query is not valid Unicode: a lone surrogate U+DFFF"),
+    (lambda: Tokenizer()("\ud800"), TextError, "text is not valid Unicode"),
 ]
+
+
+def test_refused_documents_leave_the_index_as_it_was() -> None:
+    idx = BM25Index()
+    idx.rebuild([("a", "red fox"), ("b", "blue fox")])
+    before = (sorted(idx), idx.stats(), idx.search("fox"))
+    with pytest.raises(TextError):
+        idx.rebuild([("c", "green fox"), ("d", {"claim": "bad \ud800"})])
+    with pytest.raises(TextError):
+        idx.add("a", "replaced by \udbff")
+    assert (sorted(idx), idx.stats(), idx.search("fox")) == before
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD_INPUTS)

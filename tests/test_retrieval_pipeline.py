@@ -184,3 +184,10 @@ def test_rrf_fusion_profile(kb):
     first = res.results[0]
     expect = sum(1 / (60 + v["rank"]) for v in first.lanes.values())
     assert first.score == pytest.approx(expect)
+
+
+@pytest.mark.parametrize("profile", ["kb-fast", "kb-balanced", "kb-thinkingdb"])
+def test_search_text_with_a_lone_surrogate_is_refused_by_name(kb, profile):
+    from thinkingdb import ThinkingDBError
+    with pytest.raises(ThinkingDBError, match="search text is not valid Unicode: a lone surrogate U[+]D800 at character 4"):
+        search(kb, "WRN-\ud800", profile=profile, caller=AGENT, as_of=DAY)

@@ -430,6 +430,34 @@ def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fa
     return unit, facts, labels
 
 
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where a parsed JSON value holds a string with a lone surrogate (an unpaired ``\\uD800`` escape).
+
+    >>> _lone_surrogate({"id": "u", "triples": [["a", "r", "b\\ud800"]]})
+    "field 'triples'[0][2]"
+    >>> _lone_surrogate({"id": "ok"}) is None
+    True
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "the value"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, f"a key of {where or 'the object'}") or _lone_surrogate(
+                item, f"{where}[{key!r}]" if where else f"field {key!r}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     """One knowledge unit per line (JSON Lines)."""
     batch = Batch(source)
@@ -453,6 +481,11 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
                 continue
             except ValidationError as exc:
                 batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
+                continue
+            where = _lone_surrogate(obj) if "\\u" in text else None  # only an escape makes one
+            if where is not None:
+                batch.rejects.append(_reject(source, line_no, 1, f"{where} is not valid Unicode: a lone surrogate "
+                                             "(an unpaired \\uD800-\\uDFFF escape)", text.rstrip()))
                 continue
             try:
                 unit, facts, labels = parse_unit(obj, source, vocab)

@@ -40,6 +40,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping
 
+from lexical.errors import check_text
+
 from .access import Caller, parse_date
 from .errors import ThinkingDBError, ValidationError, translate
 from .fusion import (apply_thresholds, bm25_ideal, clip01, normalize_bm25, normalize_hdc, rank, rrf_fusion,
@@ -184,6 +186,7 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
     from .lanes import lanes_for
     if not isinstance(text, str) or not text.strip():
         raise ValidationError("search text is empty")
+    check_text(text, "search text")
     t_all = t0 = time.perf_counter()
     timings: dict[str, float] = {}
     lanes = lanes_for(kb)
