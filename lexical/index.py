@@ -94,9 +94,11 @@ class BM25Index(PostingStore):
     # tests set it to 0 to exercise the pruned path on small corpora.
     _PRUNE_MIN = 2048
 
+    @_locked
     def __len__(self) -> int:
         return self._n_live
 
+    @_locked
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._slot_of
 
@@ -111,7 +113,8 @@ class BM25Index(PostingStore):
     def _field_texts(self, doc_id: Any, fields: Any) -> list[tuple[int, str]]:
         if not isinstance(doc_id, str):
             raise DocumentError(f"doc_id must be str, got {type(doc_id).__name__}")
-        check_text(doc_id, f"doc id {doc_id!r}")
+        if not doc_id.isascii():
+            check_text(doc_id, f"doc id {doc_id!r}")
         if isinstance(fields, str):
             fields = {"text": fields}
         if not isinstance(fields, Mapping):
@@ -132,7 +135,8 @@ class BM25Index(PostingStore):
                     raise DocumentError(
                         f"document {doc_id!r}: field {name!r} must be str or a sequence of str, got {type(value).__name__}"
                     )
-            check_text(value, f"document {doc_id!r}: field {name!r}")
+            if not value.isascii():
+                check_text(value, f"document {doc_id!r}: field {name!r}")
             out.append((col, value))
         return out
 

@@ -25,6 +25,7 @@ file; the message says to rebuild the index.
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -99,9 +100,9 @@ def save_index(index: BM25Index, target: str | Path | IO[bytes]) -> None:
         np.savez(target, **arrays)
 
 
-def _head(source: str | Path | IO[bytes]) -> bytes:
-    """The first bytes of ``source``, leaving a file object where it was."""
-    if isinstance(source, (str, Path)):
+def _head(source: str | bytes | IO[bytes]) -> bytes:
+    """The first bytes of ``source`` (a path or a binary file object, left where it was)."""
+    if isinstance(source, (str, bytes)):
         with open(source, "rb") as fh:
             return fh.read(4)
     start = source.tell()
@@ -110,8 +111,10 @@ def _head(source: str | Path | IO[bytes]) -> bytes:
     return head
 
 
-def _read(source: str | Path | IO[bytes]) -> dict[str, Any]:
-    where = str(source) if isinstance(source, (str, Path)) else "the file object"
+def _read(source: str | os.PathLike[str] | IO[bytes]) -> dict[str, Any]:
+    if isinstance(source, (str, bytes, os.PathLike)):
+        source = os.fspath(source)
+    where = os.fsdecode(source) if isinstance(source, (str, bytes)) else "the file object"
     try:
         head = _head(source)
         if head[:2] == b"PK":

@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 from contextlib import contextmanager
 from itertools import chain
 
@@ -79,6 +80,17 @@ class PostingStore:
         self._role_col = self._col.get("role")
         self._lock = threading.RLock()  # see BM25Index: one call at a time
         self._reset()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """For pickle and copy: everything but the lock (a new one is made by ``__setstate__``)."""
+        with self._lock:
+            state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def _reset(self) -> None:
         nf = len(self._fields)

@@ -139,6 +139,14 @@ class Tokenizer:
     def __repr__(self) -> str:
         return f"Tokenizer(language={self.language!r}, stem={self.stem!r}, stopwords=<{len(self.stopwords)} words>)"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied by its settings; the stemmer, lock and word cache are made anew.
+
+        >>> import pickle; pickle.loads(pickle.dumps(Tokenizer()))("Ploinky's sandboxes")
+        ['ploinki', 'sandbox']
+        """
+        return (Tokenizer, (self.language, self.stem, sorted(self.stopwords)))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Tokenizer) and self.params() == other.params()
 

@@ -134,6 +134,14 @@ def test_jsonl_rejects(tmp_path, store, obj, reason):
     assert err.value.first.line == 2 and reason in err.value.first.reason
 
 
+def test_jsonl_escapes_of_valid_text_are_accepted(tmp_path, store):
+    # json.dumps escapes every non-ASCII character; a surrogate pair (the emoji) is one valid character
+    obj = {"id": "u", "topic": "café \U0001F600", "claim": "a literal \\ud800 is no escape"}
+    ingest(store, [_write(tmp_path, "u.jsonl", json.dumps(obj) + "\n")])
+    unit = store.unit("u")
+    assert (unit.topic, unit.claim) == ("café \U0001F600", "a literal \\ud800 is no escape")
+
+
 def test_jsonl_nan_and_bad_json(tmp_path, store):
     p = _write(tmp_path, "u.jsonl", '{"id": "a", "triples": [["a","b","c", NaN]]}\n{"id": \n')
     with pytest.raises(IngestError) as err:

@@ -420,3 +420,35 @@ def test_a_writer_and_readers_share_an_index(frequent_thread_switches) -> None:
     assert sorted(idx) == sorted(live) and idx.stats() == fresh.stats()
     for query in ["alpha", "beta w1", "w3 w6 alpha"]:
         assert idx.search(query, k=50) == fresh.search(query, k=50)
+
+
+def test_len_and_membership_never_see_half_an_update(frequent_thread_switches) -> None:
+    idx = BM25Index(field_weights={"text": 1.0}, tokenizer=Tokenizer(stem=False, stopwords=[]))
+    idx.rebuild((f"d{i}", f"word{i}") for i in range(50))
+    seen: list[tuple[bool, int]] = []
+
+    def updater() -> None:
+        for i in range(2000):
+            idx.update("d0", f"text {i}")  # replaces: removes then re-adds under one lock
+
+    def watcher() -> None:
+        for _ in range(20000):
+            seen.append(("d0" in idx, len(idx)))
+
+    _threads([updater, watcher])
+    assert set(seen) == {(True, 50)}
+
+
+@pytest.mark.parametrize("tokenizer", [Tokenizer(), Tokenizer(stem=False, stopwords=["the"])])
+def test_pickle_and_deepcopy_keep_every_score(tokenizer: Tokenizer) -> None:
+    import copy
+    import pickle
+
+    idx = BM25Index(tokenizer=tokenizer)
+    idx.rebuild([("a", {"topic": "red fox", "claim": "the fox runs"}), ("b", "blue fox")])
+    idx.add("c", "late fox")  # a delta segment, not yet compacted
+    for twin in (pickle.loads(pickle.dumps(idx)), copy.deepcopy(idx)):
+        assert twin.tokenizer == tokenizer and twin.stats() == idx.stats()
+        assert twin.search("fox runs", k=5) == idx.search("fox runs", k=5)
+        twin.add("d", "fox fox")  # the copy is independent and has a lock of its own
+        assert "d" in twin and "d" not in idx

@@ -82,6 +82,24 @@ def test_path_round_trip_and_no_pickle(tmp_path: Path) -> None:
     assert [h.doc_id for h in loaded.search("plain")][0] in {"b", "c"} and len(loaded) == 3
 
 
+def test_any_path_like_loads(tmp_path: Path) -> None:
+    import pathlib
+
+    idx = BM25Index()
+    idx.rebuild([("a", "red fox")])
+    path = tmp_path / "i.npz"
+    idx.save(path)
+
+    class PathLike:
+        def __fspath__(self) -> str:
+            return str(path)
+
+    for source in (str(path), path, pathlib.PurePosixPath(path), PathLike(), str(path).encode()):
+        assert BM25Index.load(source).search("fox") == idx.search("fox")
+    with pytest.raises(IndexFormatError, match=f"from {tmp_path / 'missing.npz'}"):
+        BM25Index.load(pathlib.PurePosixPath(tmp_path / "missing.npz"))
+
+
 def test_empty_index_round_trip() -> None:
     loaded = BM25Index.load(saved(BM25Index()))
     assert len(loaded) == 0 and loaded.search("anything") == []

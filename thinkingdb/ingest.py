@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -430,6 +431,10 @@ def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fa
     return unit, facts, labels
 
 
+# only a \uD800-\uDFFF escape can put a lone surrogate into a parsed JSON string
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _lone_surrogate(value: Any, where: str = "") -> str | None:
     """Where a parsed JSON value holds a string with a lone surrogate (an unpaired ``\\uD800`` escape).
 
@@ -482,7 +487,7 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
             except ValidationError as exc:
                 batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
                 continue
-            where = _lone_surrogate(obj) if "\\u" in text else None  # only an escape makes one
+            where = _lone_surrogate(obj) if _SURROGATE_ESCAPE.search(text) else None
             if where is not None:
                 batch.rejects.append(_reject(source, line_no, 1, f"{where} is not valid Unicode: a lone surrogate "
                                              "(an unpaired \\uD800-\\uDFFF escape)", text.rstrip()))
