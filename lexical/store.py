@@ -147,10 +147,15 @@ class PostingStore:
         if len(cache) > 1_000_000:
             cache.clear()
         new = [w for w in set(words) if w not in cache]
+        # words that differ in edge punctuation only ("fox", "fox," "(fox)") are analysed once
+        keys = self.tokenizer.word_keys(new)
+        todo = [k for k in dict.fromkeys(keys) if k not in cache]
         term_ids = self._term_ids
-        for w, terms in zip(new, self.tokenizer.analyze_words(new, remember=remember)):
+        for k, terms in zip(todo, self.tokenizer.analyze_words(todo, remember=remember)):
             ids = term_ids(terms)
-            cache[w] = ids if len(ids) < 2 else ids + (_OVERLAP,)
+            cache[k] = ids if len(ids) < 2 else ids + (_OVERLAP,)
+        for w, k in zip(new, keys):
+            cache[w] = cache[k]
 
     def _grow(self, n_slots: int) -> None:
         cap = len(self._alive)

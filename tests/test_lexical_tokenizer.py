@@ -157,3 +157,11 @@ def test_doctests_of_the_package() -> None:
         failures += doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed
     failures += doctest.testmod(lexical).failed
     assert failures == 0
+
+
+@given(st.lists(st.text(alphabet="ab1.,-'’–()\"«»:;!?/_xé#$+", min_size=1, max_size=9), max_size=20))
+def test_a_words_key_has_its_terms(words: list[str]) -> None:
+    tok = Tokenizer()
+    keys = tok.word_keys(words)
+    assert tok.analyze_words(keys, remember=False) == tok.analyze_words(words, remember=False)
+    assert len(set(keys)) <= len(set(words))
