@@ -1,7 +1,7 @@
 """Normalization of symbols and relations (SPEC §3), with hand-written cases and properties."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from thinkingdb import ValidationError, Vocabulary, compile_source, relation_key, symbol_key
 
@@ -38,6 +38,7 @@ def test_empty_symbols_are_refused(bad):
 
 
 @given(st.text(min_size=1))
+@example('-"0')  # the fold made '_"0', whose quote only a second pass stripped (found by hypothesis)
 def test_symbol_key_is_idempotent(text):
     try:
         key = symbol_key(text)
@@ -48,6 +49,8 @@ def test_symbol_key_is_idempotent(text):
 
 
 @given(st.text(min_size=1))
+@example('-"0')
+@example("x_'")
 def test_relation_key_is_idempotent(text):
     try:
         key = relation_key(text)

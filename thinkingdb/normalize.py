@@ -19,6 +19,9 @@ _FOLD = re.compile(r"[\s\-_]+")
 _CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _QUOTES = "\"'“”‘’«»`"
+# after the fold, quotes can reach an edge ('-"0' -> '_"0'): strip them with the underscores, so that
+# a key is its own key
+_EDGES = _QUOTES + "_"
 
 
 @lru_cache(maxsize=1 << 18)
@@ -31,7 +34,7 @@ def symbol_key(label: str) -> str:
     'achilleside'
     """
     text = unicodedata.normalize("NFKC", label).strip().strip(_QUOTES).strip()
-    key = _FOLD.sub("_", text.casefold()).strip("_")
+    key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
     if not key:
         raise ValidationError(f"empty symbol {label!r}")
     return key
@@ -46,7 +49,7 @@ def relation_key(name: str) -> str:
     """
     text = unicodedata.normalize("NFKC", name).strip().strip(_QUOTES).strip()
     text = _CAMEL_2.sub("_", _CAMEL_1.sub("_", text))
-    key = _FOLD.sub("_", text.casefold()).strip("_")
+    key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
     if not key:
         raise ValidationError(f"empty relation name {name!r}")
     return key
