@@ -27,9 +27,9 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 from contextlib import contextmanager
 from itertools import chain
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
