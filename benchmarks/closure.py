@@ -94,10 +94,10 @@ def worker(args) -> dict:
     if task == "umls":
         return umls(spec, out)
     if engine == "thinkingdb":
-        from thinkingdb.closure import closure
-        from thinkingdb.graph import FactGraph
+        from thinkingdb.engine.closure import closure
+        from thinkingdb.engine.graph import FactGraph
         from thinkingdb.model import Atom, Declaration, Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
-        from thinkingdb.rules import compile_declarations
+        from thinkingdb.engine.rules import compile_declarations
         g = FactGraph(Fact(a, r, b) for a, r, b in rows)
         out["load_s"] = time.perf_counter() - t0
         if task == "go":
@@ -175,7 +175,7 @@ def percentiles(times: list[float]) -> dict:
 
 def query_thinkingdb(spec, g, pairs, out):
     from thinkingdb.model import PathRel, PathRepeat, Query, QueryPattern, Var
-    from thinkingdb.query import evaluate
+    from thinkingdb.engine.query import evaluate
     path = PathRepeat(PathRel("r"), 1, 3)
     times, answers = [], 0
     up = spec["direction"] == "up"
@@ -234,8 +234,8 @@ def query_oxigraph(spec, pairs, out):
 
 
 def umls(spec, out):
-    from thinkingdb.closure import closure
-    from thinkingdb.graph import FactGraph
+    from thinkingdb.engine.closure import closure
+    from thinkingdb.engine.graph import FactGraph
     from thinkingdb.model import Atom, Fact, Limits, Rule, Var
     data = Path(spec["data"]) / "umls"
 

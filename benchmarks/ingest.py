@@ -34,7 +34,7 @@ def _child(kind: str, path: str, workdir: str) -> dict:
     """One measured load in this (fresh) process."""
     sys.path.insert(0, ROOT)
     if kind == "idle":
-        import thinkingdb.ingest  # noqa: F401  (same imports as a real run)
+        import thinkingdb.store.ingest  # noqa: F401  (same imports as a real run)
         return {"seconds": 0.0, "facts": 0}
     if kind == "rdflib":
         import rdflib
@@ -42,8 +42,8 @@ def _child(kind: str, path: str, workdir: str) -> dict:
         g = rdflib.Graph()
         g.parse(path, format="nt")
         return {"seconds": time.perf_counter() - t, "facts": len(g)}
-    from thinkingdb.ingest import ingest
-    from thinkingdb.store import Store
+    from thinkingdb.store.ingest import ingest
+    from thinkingdb.store.sqlite import Store
     db = os.path.join(workdir, f"bench-{os.getpid()}.sqlite")
     t = time.perf_counter()
     with Store(db) as st:

@@ -275,7 +275,7 @@ def thinkingdb_search(docs: list[dict], queries: list[list[str]]) -> list[list[s
     import tempfile
 
     import thinkingdb
-    from thinkingdb.profiles import Profile
+    from thinkingdb.retrieval.profiles import Profile
 
     deep = Profile(name="cranfield-depth-1000", hdc="off", max_results=1000, candidates=1000, min_score=0.0, gap=0.0)
     with tempfile.TemporaryDirectory() as tmp:

@@ -37,11 +37,11 @@ from machine import describe, peak_rss_mb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from thinkingdb.access import Caller  # noqa: E402
+from thinkingdb.store.access import Caller  # noqa: E402
 from thinkingdb.api import KnowledgeBase  # noqa: E402
-from thinkingdb.lanes import lanes_for  # noqa: E402
-from thinkingdb.profiles import BUILTIN  # noqa: E402
-from thinkingdb.retrieval import search  # noqa: E402
+from thinkingdb.retrieval.lanes import lanes_for  # noqa: E402
+from thinkingdb.retrieval.profiles import BUILTIN  # noqa: E402
+from thinkingdb.retrieval.pipeline import search  # noqa: E402
 
 AS_OF = "2026-06-01"
 CALLER = Caller(tags=("team:alpha",), region="eu")

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from hypothesis import given, strategies as st
 
-from thinkingdb.access import AccessTable, Caller, parse_date, unit_visible
+from thinkingdb.store.access import AccessTable, Caller, parse_date, unit_visible
 from thinkingdb.errors import ValidationError
-from thinkingdb.store import Unit
+from thinkingdb.store.sqlite import Unit
 
 DAY = dt.date(2026, 5, 27)
 LUNA = Caller(tags=("support:eu",), region="EU")

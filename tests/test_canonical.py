@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from thinkingdb.canonical import normalize_file, normalize_tdb, normalize_tsv
+from thinkingdb.store.canonical import normalize_file, normalize_tdb, normalize_tsv
 from thinkingdb.errors import IngestError
 from thinkingdb.language import compile_source
 

@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from thinkingdb.cli import main
+from thinkingdb.cli.main import main
 
 EXAMPLE = """
 relation depends_on transitive.

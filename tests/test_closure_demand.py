@@ -1,4 +1,4 @@
-"""The direction-aware scope of seeded queries (``thinkingdb.query.demand``): answers, scores and proofs
+"""The direction-aware scope of seeded queries (``thinkingdb.engine.query.demand``): answers, scores and proofs
 equal those of the undirected scope, while the closure touches only what a proof could use."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from unittest import mock
 from hypothesis import given
 from hypothesis import strategies as st
 
-import thinkingdb.query as query_module
-from thinkingdb.graph import FactGraph
+import thinkingdb.engine.query as query_module
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                               QueryPattern, Rule, Var)
-from thinkingdb.query import evaluate
-from thinkingdb.rules import compile_declarations
+from thinkingdb.engine.query import evaluate
+from thinkingdb.engine.rules import compile_declarations
 
 from strategies import RELATIONS, SYMBOLS, VARS, WEIGHTS, declarations, facts, rules
 
@@ -99,7 +99,7 @@ def test_other_rule_shapes_keep_the_undirected_scope():
        st.sampled_from(SYMBOLS), st.sampled_from(RELATIONS), st.sampled_from(SYMBOLS), st.integers(0, 2))
 def test_why_with_the_directed_scope_gives_the_undirected_proof(fs, chains, decls, s, r, o, alternatives):
     from thinkingdb.model import Triple
-    from thinkingdb.query import why
+    from thinkingdb.engine.query import why
     g, rule_set, t = FactGraph(fs), tuple(chains) + compile_declarations(decls), Triple(s, r, o)
     got = why(t, g, rule_set, alternatives=alternatives)
     with mock.patch.object(query_module, "demand", lambda *_: None):
@@ -112,7 +112,7 @@ def test_why_with_the_directed_scope_gives_the_undirected_proof(fs, chains, decl
 def test_why_follows_a_symmetric_relation_backwards():
     # knows is symmetric: "a knows b" is proved from "b knows a", an edge walked against its direction
     from thinkingdb.model import Triple
-    from thinkingdb.query import why
+    from thinkingdb.engine.query import why
     g = FactGraph([Fact("b", "knows", "a", 0.9), Fact("c", "knows", "b", 0.8)])
     rule_set = compile_declarations([Declaration("knows", "symmetric")])
     assert query_module.demand(Query((QueryPattern("a", PathRel("knows"), Var("v")),)), rule_set) == ("a", {"knows": 3})

@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from thinkingdb.closure import closure
-from thinkingdb.graph import FactGraph
+from thinkingdb.engine.closure import closure
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import Atom, Declaration, Fact, Limits, PathRel, Query, QueryPattern, Rule, Triple, Var
-from thinkingdb.proofs import check_proof
-from thinkingdb.query import evaluate, noisy_or, why
-from thinkingdb.rules import compile_declarations, default_rules, default_rules_text
+from thinkingdb.engine.proofs import check_proof
+from thinkingdb.engine.query import evaluate, noisy_or, why
+from thinkingdb.engine.rules import compile_declarations, default_rules, default_rules_text
 
 X, Y, Z, C, G = (Var(n) for n in "xyzcg")
 CAPABILITY = Rule("capability", (Atom(X, "uses", Y), Atom(Y, "provides", Z)), Atom(X, "has_capability", Z), 0.95)

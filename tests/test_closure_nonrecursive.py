@@ -15,9 +15,9 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkingdb import nonrecursive
-from thinkingdb.closure import closure
-from thinkingdb.graph import FactGraph
+from thinkingdb.engine import nonrecursive
+from thinkingdb.engine.closure import closure
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import (
     Atom,
     Fact,
@@ -29,7 +29,7 @@ from thinkingdb.model import (
     Triple,
     Var,
 )
-from thinkingdb.query import evaluate
+from thinkingdb.engine.query import evaluate
 
 SYMS = ("a", "b", "c", "d", "e", "f")
 BODY = ("r", "s")
@@ -198,8 +198,8 @@ def test_result_is_freed_without_the_cycle_collector():
 
 def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds():
     # 32,769 join rules: the last one's index does not fit an int16 (found in review: it crashed)
-    from thinkingdb.closure import closure
-    from thinkingdb.graph import FactGraph
+    from thinkingdb.engine.closure import closure
+    from thinkingdb.engine.graph import FactGraph
     from thinkingdb.model import Atom, Fact, Rule, Var
     x, y, z = Var("x"), Var("y"), Var("z")
     fs = [Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("a", "s", "b"), Fact("b", "s", "c")]

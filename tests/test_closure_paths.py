@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 from strategies import SYMBOLS, facts
-from thinkingdb.graph import FactGraph
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import (Declaration, Fact, Limits, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                               QueryPattern, Triple, Var)
-from thinkingdb.proofs import check_proof
-from thinkingdb.query import evaluate
-from thinkingdb.rules import compile_declarations
+from thinkingdb.engine.proofs import check_proof
+from thinkingdb.engine.query import evaluate
+from thinkingdb.engine.rules import compile_declarations
 
 REL = st.sampled_from(["r", "s"])
 

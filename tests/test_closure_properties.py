@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from strategies import SYMBOLS, declarations, facts, rule_sets
-from thinkingdb.closure import closure
-from thinkingdb.graph import FactGraph
+from thinkingdb.engine.closure import closure
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import Declaration, Fact, Limits, Triple, Var
-from thinkingdb.rules import compile_declarations
+from thinkingdb.engine.rules import compile_declarations
 
 
 # -- independent oracles -----------------------------------------------------------------------
@@ -78,7 +78,7 @@ def naive_fixpoint(fact_list, rules, max_depth=None):
 
 
 def check(proof, rules, asserted, problems):
-    """Re-check a proof tree node by node (independent of thinkingdb.proofs.check_proof)."""
+    """Re-check a proof tree node by node (independent of thinkingdb.engine.proofs.check_proof)."""
     by_name = {r.name: r for r in rules}
     t = proof.conclusion
     key = (t.subject, t.relation, t.object)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from thinkingdb.extract import extract, extract_sentence, split_sentences
+from thinkingdb.store.extract import extract, extract_sentence, split_sentences
 
 CASES = [
     # (sentence, expected (subject, relation, object) or None)

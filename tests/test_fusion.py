@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from thinkingdb.fusion import (apply_thresholds, bm25_ideal, normalize_bm25, normalize_hdc, rank, rrf_fusion,
+from thinkingdb.retrieval.fusion import (apply_thresholds, bm25_ideal, normalize_bm25, normalize_hdc, rank, rrf_fusion,
                                weighted_fusion)
 
 W = {"bm25": 1.0, "hdc": 0.7, "closure": 0.85}

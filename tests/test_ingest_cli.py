@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from thinkingdb import cli_tools
+from thinkingdb.cli import tools as cli_tools
 from thinkingdb.errors import ThinkingDBError
-from thinkingdb.ingest import ingest
-from thinkingdb.store import Store
+from thinkingdb.store.ingest import ingest
+from thinkingdb.store.sqlite import Store
 
 
 def run(argv, capsys, db="kb.sqlite"):

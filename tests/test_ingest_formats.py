@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from thinkingdb import ingest as ingest_mod
+from thinkingdb.store import ingest as ingest_mod
 from thinkingdb.errors import IngestError
-from thinkingdb.ingest import ingest
+from thinkingdb.store.ingest import ingest
 from thinkingdb.model import Triple
 from thinkingdb.progress import Progress
-from thinkingdb.store import Store
+from thinkingdb.store.sqlite import Store
 
 
 @pytest.fixture

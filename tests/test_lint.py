@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from thinkingdb.lint import lint_files, lint_text
+from thinkingdb.store.lint import lint_files, lint_text
 
 MESSY = """\
 relation depends_on transitive.

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from thinkingdb.errors import IngestError
-from thinkingdb.ingest import ingest
-from thinkingdb.markdown import parse_front_matter, parse_markdown
+from thinkingdb.store.ingest import ingest
+from thinkingdb.store.markdown import parse_front_matter, parse_markdown
 from thinkingdb.model import Triple
-from thinkingdb.store import Store
+from thinkingdb.store.sqlite import Store
 
 NOTE = """\
 ---

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thinkingdb.errors import ProfileError, ValidationError
-from thinkingdb.profiles import BUILTIN, Profile, get_profile, load_profile_file, profile_from_toml
+from thinkingdb.retrieval.profiles import BUILTIN, Profile, get_profile, load_profile_file, profile_from_toml
 
 
 @pytest.mark.parametrize("name, lanes, depth, max_results, min_score, gap", [

@@ -6,10 +6,10 @@ import random
 import pytest
 from hypothesis import given, strategies as st
 
-from thinkingdb.alignment import AlignmentParams, Evidence, Pool, band, rank, rsi
-from thinkingdb.decompose import combine, decomposed_search, sub_queries
+from thinkingdb.retrieval.alignment import AlignmentParams, Evidence, Pool, band, rank, rsi
+from thinkingdb.retrieval.decompose import combine, decomposed_search, sub_queries
 from thinkingdb.errors import ValidationError
-from thinkingdb.fold import Candidate, fold
+from thinkingdb.retrieval.fold import Candidate, fold
 from thinkingdb.numeric import check_number
 
 
@@ -157,7 +157,7 @@ def test_check_number_reports_the_field_and_the_value():
 
 def test_search_budget_tokens_end_to_end(tmp_path, capsys):
     import json as _json
-    from thinkingdb.cli import main
+    from thinkingdb.cli.main import main
     units = [{"id": f"u{i}", "role": "policy", "topic": "Laptop replacement", "source": "handbook" if i < 2 else "faq",
               "claim": "Damaged refurbished laptops qualify for replacement within fourteen days of delivery."}
              for i in range(4)]

@@ -8,10 +8,10 @@ import math
 import pytest
 
 from thinkingdb.api import KnowledgeBase
-from thinkingdb.cli import main
+from thinkingdb.cli.main import main
 from thinkingdb.errors import ThinkingDBError, ValidationError
-from thinkingdb.profiles import Profile, profile_from_toml
-from thinkingdb.retrieval import search
+from thinkingdb.retrieval.profiles import Profile, profile_from_toml
+from thinkingdb.retrieval.pipeline import search
 
 from kbfiles import make_kb
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from thinkingdb.retrieval import search
+from thinkingdb.retrieval.pipeline import search
 
 from kbfiles import make_kb
 

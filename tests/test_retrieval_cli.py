@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from thinkingdb import cli, cli_ext, cli_search
+from thinkingdb import cli
 from thinkingdb.api import KnowledgeBase
 
 UNITS = [
@@ -24,8 +24,6 @@ UNITS = [
 
 @pytest.fixture
 def db(tmp_path, monkeypatch):
-    if cli_search.register not in cli_ext.REGISTER:   # until the lead wires it in cli_ext
-        monkeypatch.setattr(cli_ext, "REGISTER", cli_ext.REGISTER + [cli_search.register])
     src = tmp_path / "units.jsonl"
     src.write_text("".join(json.dumps(u) + "\n" for u in UNITS), encoding="utf-8")
     path = str(tmp_path / "kb.sqlite")
@@ -128,7 +126,7 @@ def test_eval_bad_case_file(db, tmp_path, capsys):
 
 def test_index_builds_once_then_loads_and_goes_stale_after_a_write(tmp_path, capsys):
     import json as _json
-    from thinkingdb.cli import main
+    from thinkingdb.cli.main import main
     src = tmp_path / "u.jsonl"
     src.write_text(_json.dumps({"id": "u1", "claim": "Refurbished laptops are replaced within 14 days."}) + "\n")
     db = str(tmp_path / "kb.sqlite")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from thinkingdb.profiles import Profile, get_profile
-from thinkingdb.retrieval import search
+from thinkingdb.retrieval.profiles import Profile, get_profile
+from thinkingdb.retrieval.pipeline import search
 
 import kbfiles
 

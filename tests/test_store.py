@@ -6,9 +6,9 @@ import sqlite3
 import pytest
 
 from thinkingdb.errors import IngestError, StoreError
-from thinkingdb.ingest import ingest
+from thinkingdb.store.ingest import ingest
 from thinkingdb.model import Fact, Triple
-from thinkingdb.store import APPLICATION_ID, SCHEMA_VERSION, Store, Unit
+from thinkingdb.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, Store, Unit
 
 VOCAB = "alias requires => depends_on.\nrelation part_of inverse has_part.\n"
 TDB = """alias needs => depends_on.

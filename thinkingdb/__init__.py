@@ -15,14 +15,14 @@ from .language import compile_source, parse_fact, parse_query
 from .model import (Atom, Declaration, Fact, Limits, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Triple, Var)
 from .normalize import Vocabulary, relation_key, symbol_key
-from .access import Caller
-from .closure import ClosureResult, closure
-from .graph import FactGraph
-from .profiles import Profile, get_profile, load_profile_file, profile_names
-from .proofs import Proof
-from .query import Answer, QueryResult, why
-from .retrieval import Result, SearchResult, search
-from .store import Store, Unit
+from .store.access import Caller
+from .engine.closure import ClosureResult, closure
+from .engine.graph import FactGraph
+from .retrieval.profiles import Profile, get_profile, load_profile_file, profile_names
+from .engine.proofs import Proof
+from .engine.query import Answer, QueryResult, why
+from .retrieval.pipeline import Result, SearchResult, search
+from .store.sqlite import Store, Unit
 
 open = open_kb  # noqa: A001  - ``thinkingdb.open(path)`` is the documented entry point
 

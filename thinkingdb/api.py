@@ -21,17 +21,17 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .errors import QueryError, ThinkingDBError, translate
-from .ingest import IngestReport, ingest as _ingest
+from .store.ingest import IngestReport, ingest as _ingest
 from .language import compile_source, parse_fact, parse_query
 from .model import Declaration, Fact, Limits, Query, Rule, Triple
-from .store import DEFAULT_PATH, Store
+from .store.sqlite import DEFAULT_PATH, Store
 
 DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000)
 
 
 def default_rule_program():
     """The shipped default rule library, compiled (rules and declarations)."""
-    from .rules import default_rules_text
+    from .engine.rules import default_rules_text
     return compile_source(default_rules_text(), "<default rules>")
 
 
@@ -67,7 +67,7 @@ class KnowledgeBase:
     # -- writing -------------------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str] | str, *, skip_invalid: bool = False, rejects_path: str | None = None,
                progress: bool | None = False) -> IngestReport:
-        """Ingest files (.tdb, .tsv, .jsonl, ...) atomically; see :func:`thinkingdb.ingest.ingest`."""
+        """Ingest files (.tdb, .tsv, .jsonl, ...) atomically; see :func:`thinkingdb.store.ingest.ingest`."""
         if isinstance(paths, str):
             paths = [paths]
         report = _ingest(self.store, list(paths), skip_invalid=skip_invalid, rejects_path=rejects_path,
@@ -91,8 +91,8 @@ class KnowledgeBase:
     def _state(self) -> _Cache:
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            from .graph import FactGraph
-            from .rules import compile_declarations
+            from .engine.graph import FactGraph
+            from .engine.rules import compile_declarations
             graph = FactGraph()
             graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
             rules: list[Rule] = []
@@ -109,7 +109,7 @@ class KnowledgeBase:
 
     @property
     def graph(self):
-        """The in-memory :class:`~thinkingdb.graph.FactGraph` of asserted facts."""
+        """The in-memory :class:`~thinkingdb.engine.graph.FactGraph` of asserted facts."""
         return self._state().graph
 
     @property
@@ -123,7 +123,7 @@ class KnowledgeBase:
     def query(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
               max_answers: int | None = None):
         """Answer a query (patterns, conjunctions, property paths) over asserted and derived facts."""
-        from .query import evaluate
+        from .engine.query import evaluate
         q = self.parse_query(query) if isinstance(query, str) else query
         state = self._state()
         try:
@@ -136,15 +136,15 @@ class KnowledgeBase:
 
     def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0):
         """The best proof of a fact (asserted or derived), or None when it does not follow."""
-        from .query import why
+        from .engine.query import why
         t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
         state = self._state()
         return why(t, state.graph, state.rules, limits=limits, alternatives=alternatives)
 
     def search(self, text: str, **options):
         """Retrieve knowledge units for free text through a profile (``kb-fast``, ``kb-balanced``,
-        ``kb-thinkingdb``); see :func:`thinkingdb.retrieval.search` for the options."""
-        from .retrieval import search
+        ``kb-thinkingdb``); see :func:`thinkingdb.retrieval.pipeline.search` for the options."""
+        from .retrieval.pipeline import search
         return search(self, text, **options)
 
     def provenance(self, fact: str | Triple) -> list[dict]:

@@ -1,0 +1,261 @@
+"""The ``thinkingdb`` command: a thin shell over :mod:`thinkingdb.api`.
+
+Each command is one library call. Errors become one line on standard error and an exit code:
+0 success, 1 a query or why-question has no answer, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+from . import search as search_commands, tools
+from ..errors import ThinkingDBError, translate
+from .commands import add_command
+from ..model import Limits
+from ..store.sqlite import DEFAULT_PATH
+
+EXIT_OK, EXIT_NO_ANSWER, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage and exit; we report one line
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _emit(args, payload: dict, text: str | None = None) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False) + "\n")
+    elif text is not None:
+        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def _open(args):
+    from ..api import KnowledgeBase
+    return KnowledgeBase(args.db, default_rules=not getattr(args, "no_default_rules", False))
+
+
+def _limits(args) -> Limits:
+    from ..api import DEFAULT_LIMITS
+    return Limits(max_depth=args.max_depth, max_nodes=args.max_nodes,
+                  max_derived=args.max_derived if args.max_derived is not None else DEFAULT_LIMITS.max_derived,
+                  timeout_ms=args.timeout_ms if args.timeout_ms is not None else DEFAULT_LIMITS.timeout_ms)
+
+
+# -- commands -------------------------------------------------------------------------------------------
+def cmd_ingest(args) -> int:
+    with _open(args) as kb:
+        rejects = args.rejects or (args.db + ".rejects.jsonl" if args.skip_invalid else None)
+        report = kb.ingest(args.files, skip_invalid=args.skip_invalid, rejects_path=rejects,
+                           progress=None if not args.quiet else False)
+    text = (f"ingested {report.facts:,} facts, {report.units:,} units, {report.rules} rules, "
+            f"{report.declarations} declarations, {report.aliases} aliases from {len(report.sources)} file(s)")
+    if report.rejected:
+        text += f"; {report.rejected} rejected record(s) written to {report.rejects_path}"
+    _emit(args, report.to_json(), None if args.quiet else text)
+    return EXIT_OK
+
+
+def _display(kb, labels: dict, key: str) -> str:
+    return labels.get(key, key)
+
+
+def cmd_query(args) -> int:
+    with _open(args) as kb:
+        for path in args.rules or ():
+            kb.add_rules_file(path)
+        result = kb.query(args.query, limits=_limits(args), aggregate=args.aggregate, k=args.k,
+                          max_answers=args.limit)
+        q = kb.parse_query(args.query)
+        variables = [v.name for v in q.variables()]
+        labels = kb.labels() if args.format == "text" and not args.json else {}
+        fmt = "json" if args.json else args.format
+        if fmt == "json":
+            payload = {"answers": [a.to_json() if hasattr(a, "to_json") else
+                                   {"bindings": a.bindings, "score": a.score, "proof": _proof_json(a.proof)}
+                                   for a in result.answers],
+                       "truncated": result.truncated, "variables": variables}
+            sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        elif fmt == "tsv":
+            out = sys.stdout
+            for a in result.answers:
+                out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
+        else:
+            for a in result.answers:
+                if variables:
+                    shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables)
+                else:
+                    shown = "yes"
+                sys.stdout.write(f"{shown}  (score {a.score:.6g})\n")
+            if not result.answers:
+                sys.stdout.write("no answers\n")
+        if result.truncated:
+            sys.stderr.write(f"thinkingdb: note: closure stopped at its {result.truncated} bound; answers may be "
+                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
+    return EXIT_OK if result.answers else EXIT_NO_ANSWER
+
+
+def _proof_json(proof):
+    if proof is None:
+        return None
+    if isinstance(proof, tuple):
+        return [p.to_json() for p in proof]
+    return proof.to_json()
+
+
+def cmd_why(args) -> int:
+    with _open(args) as kb:
+        for path in args.rules or ():
+            kb.add_rules_file(path)
+        proof = kb.why(args.fact, limits=_limits(args), alternatives=args.alternatives)
+        fmt = "json" if args.json else args.format
+        if proof is None:
+            if fmt == "json":
+                sys.stdout.write(json.dumps({"proof": None}) + "\n")
+            else:
+                sys.stdout.write("does not follow from the facts and rules within the bounds\n")
+            return EXIT_NO_ANSWER
+        leaves = proof.leaves()
+        prov = {str(t): kb.store.provenance(t) for t in leaves}
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"proof": proof.to_json(), "provenance": prov}, ensure_ascii=False) + "\n")
+        elif fmt == "dot":
+            sys.stdout.write(proof.to_dot(kb.labels()))
+        else:
+            sys.stdout.write(proof.to_text(kb.labels()).rstrip("\n") + "\n")
+            if args.sources:
+                for fact, rows in prov.items():
+                    for row in rows:
+                        where = f"{row['source']}:{row['line']}" + (f" (unit {row['unit_id']})" if row["unit_id"] else "")
+                        sys.stdout.write(f"  source of {fact}: {where} @{row['confidence']:g}\n")
+    return EXIT_OK
+
+
+def cmd_stats(args) -> int:
+    with _open(args) as kb:
+        stats = kb.stats()
+    _emit(args, stats, "\n".join(f"{k:>14}: {v:,}" if isinstance(v, int) else f"{k:>14}: {v}"
+                                 for k, v in stats.items()))
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    with _open(args) as kb:
+        text = kb.export(args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        _emit(args, {"output": args.output, "format": args.format}, None)
+    elif args.json:
+        _emit(args, {"format": args.format, "data": text})
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+# -- parser ---------------------------------------------------------------------------------------------
+def _add_bounds(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("closure bounds (each bound that cuts the closure short is reported)")
+    g.add_argument("--max-depth", type=int, metavar="N", help="longest derivation chain (default: none)")
+    g.add_argument("--max-nodes", type=int, metavar="N", help="distinct symbols the closure may touch")
+    g.add_argument("--max-derived", type=int, metavar="N", help="derived facts kept (default 2,000,000)")
+    g.add_argument("--timeout-ms", type=float, metavar="MS", help="time budget in ms (default 30,000)")
+    p.add_argument("--rules", action="append", metavar="FILE", help="extra .tdb file of rules (repeatable)")
+    p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                        help=f"the store file (default {DEFAULT_PATH}, or $THINKINGDB_DB)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    common.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help="no progress or summary")
+
+    parser = _Parser(prog="thinkingdb", description="ThinkingDB: a symbolic reasoning engine for knowledge bases.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog="example:\n  thinkingdb --db kb.sqlite ingest examples/software.tdb\n"
+                            "  thinkingdb --db kb.sqlite query '? AchillesIDE relevant_for ?goal.'")
+    parser.add_argument("--db", default=os.environ.get("THINKINGDB_DB", DEFAULT_PATH), metavar="PATH",
+                        help=f"the store file (default {DEFAULT_PATH}, or $THINKINGDB_DB)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
+        return add_command(sub, [common], name, help, example, func)
+
+    p = command("ingest", "ingest .tdb, .tsv, .jsonl, .md/.markdown and .txt files into the store, atomically",
+                "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
+    p.add_argument("--rejects", metavar="PATH", help="rejects file (default DB.rejects.jsonl)")
+
+    p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",
+                "thinkingdb query '? nginx depends_on+ ?x.' --max-depth 3 --format tsv", cmd_query)
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--format", choices=("text", "json", "tsv"), default="text")
+    p.add_argument("--aggregate", choices=("best", "noisy-or"), default="best",
+                   help="score an answer by its best proof, or combine up to K proofs as 1-prod(1-s)")
+    p.add_argument("-k", type=int, default=5, metavar="K", help="proofs combined by --aggregate noisy-or (default 5)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N answers")
+    _add_bounds(p)
+
+    p = command("why", "print the proof of one fact (asserted or derived)",
+                "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot", cmd_why)
+    p.add_argument("fact", metavar="FACT")
+    p.add_argument("--format", choices=("text", "json", "dot"), default="text")
+    p.add_argument("--alternatives", type=int, default=0, metavar="K", help="also keep up to K other proofs")
+    p.add_argument("--sources", action="store_true", help="list every file, line and unit each asserted fact came from")
+    _add_bounds(p)
+
+    command("stats", "count facts, symbols, units, rules and sources", "thinkingdb --db kb.sqlite stats --json",
+            cmd_stats)
+
+    p = command("export", "export the facts as JSON Lines, TSV, Graphviz DOT or GraphML",
+                "thinkingdb export --format graphml -o kb.graphml", cmd_export)
+    p.add_argument("--format", choices=("jsonl", "tsv", "dot", "graphml"), required=True)
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+
+    for register in (search_commands.register, tools.register):  # commands beside their features
+        register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (tests call this in-process)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        for name, default in (("json", False), ("quiet", False)):
+            if not hasattr(args, name):
+                setattr(args, name, default)
+        return args.func(args)
+    except _UsageError as exc:
+        sys.stderr.write(f"{exc}\n(see thinkingdb --help)\n")
+        return EXIT_BAD_INPUT
+    except ThinkingDBError as exc:
+        sys.stderr.write(f"thinkingdb: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("thinkingdb: interrupted; nothing was committed by the interrupted command\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a leaf or third-party error: translate at this one boundary
+        err = translate(exc)
+        sys.stderr.write(f"thinkingdb: error: {err}\n")
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

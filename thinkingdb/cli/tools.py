@@ -1,0 +1,116 @@
+"""Command-line tools for sources: ``lint``, ``normalize`` and ``retract``.
+
+:func:`register` adds them to the main parser (``thinkingdb.cli.main`` calls it). Each handler takes the
+parsed arguments (with ``db``, ``json`` and ``quiet``) and returns the exit code; with ``--json`` it prints
+one JSON document. Bad input raises a :class:`~thinkingdb.errors.ThinkingDBError`, which the main program
+turns into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .commands import add_command
+from ..store.canonical import normalize_file
+from ..errors import IngestError, StoreError
+from ..store.lint import lint_files
+from ..normalize import Vocabulary
+from ..store.sqlite import Store
+
+__all__ = ["cmd_lint", "cmd_normalize", "cmd_retract", "register"]
+
+
+def _print(args, payload: dict, text: str | None) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=True) + "\n")
+    elif text and not getattr(args, "quiet", False):
+        sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+
+
+def _vocabulary(paths) -> Vocabulary | None:
+    """Aliases and inverse declarations of ``--vocab`` files."""
+    if not paths:
+        return None
+    from ..language import compile_source
+    vocab = Vocabulary()
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8") as fh:
+                compile_source(fh.read(), p, vocab)
+        except OSError as exc:
+            raise IngestError(f"{p}: {exc.strerror or exc}") from None
+    return vocab
+
+
+def cmd_lint(args) -> int:
+    """``lint FILE...``: 0 when clean, 1 when there are findings."""
+    findings = lint_files(args.files, _vocabulary(args.vocab))
+    text = "\n".join(f.render() for f in findings)
+    if not findings:
+        text = f"{len(args.files)} file(s): no findings"
+    else:
+        text += f"\n{len(findings)} finding(s)"
+    _print(args, {"findings": [f.to_json() for f in findings], "count": len(findings),
+                  "files": list(args.files)}, text)
+    return 1 if findings else 0
+
+
+def cmd_normalize(args) -> int:
+    """``normalize FILE [-o OUT]``: rewrite in canonical form (in place unless ``-o``; ``-o -``: stdout)."""
+    out = args.output
+    text = normalize_file(args.file, out, _vocabulary(args.vocab))
+    if out == "-" and not getattr(args, "json", False):
+        sys.stdout.write(text)
+        return 0
+    lines = text.count("\n")
+    _print(args, {"file": args.file, "output": out or args.file, "lines": lines,
+                  **({"text": text} if out == "-" else {})},
+           f"normalized {args.file} -> {out or args.file} ({lines} lines)")
+    return 0
+
+
+def cmd_retract(args) -> int:
+    """``retract SOURCE...``: remove what the sources contributed, in one transaction."""
+    if not os.path.exists(args.db):
+        raise StoreError(f"{args.db}: no such store")
+    with Store(args.db, create=False) as store:
+        known = {s["source"] for s in store.sources()}
+        missing = [s for s in args.sources if os.path.normpath(s) not in known and s not in known]
+        if missing:
+            raise IngestError(f"not an ingested source: {', '.join(missing)} (see `thinkingdb stats` / sources)")
+        totals = {"facts": 0, "units": 0, "provenance": 0}
+        with store.transaction():
+            for s in args.sources:
+                name = s if s in known else os.path.normpath(s)
+                for k, v in store.retract_source(name).items():
+                    totals[k] += v
+    _print(args, {"sources": list(args.sources), **totals},
+           f"retracted {len(args.sources)} source(s): {totals['facts']:,} facts removed, "
+           f"{totals['provenance']:,} provenance rows, {totals['units']:,} units")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | None = None) -> None:
+    """Add ``lint``, ``normalize`` and ``retract`` to the subparsers of the main parser."""
+    parents = [common] if common is not None else []
+
+    def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
+        return add_command(sub, parents, name, help, example, func)
+
+    p = command("lint", "check .tdb, .tsv, .jsonl, .md and .txt files without writing (exit 1 on findings)",
+                "thinkingdb lint facts.tdb edges.tsv --json", cmd_lint)
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
+
+    p = command("normalize", "rewrite a .tdb or .tsv file in canonical sorted form (keys, aliases, merged duplicates)",
+                "thinkingdb normalize facts.tdb -o facts.canonical.tdb", cmd_normalize)
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of rewriting FILE ('-': stdout)")
+    p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
+
+    p = command("retract", "remove everything a source file contributed (facts, units, rules), atomically",
+                "thinkingdb --db kb.sqlite retract notes/security.md", cmd_retract)
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="the file name as it was ingested")

@@ -1,0 +1,302 @@
+"""Bounded symbolic closure: semi-naive forward chaining with proofs (SPEC §5; docs/closure.md).
+
+Round ``d`` fires every rule with at least one premise among the facts that were new or improved in
+round ``d - 1`` and every premise known at the start of the round; what it finds is applied at the
+end of the round. A fact first found in round ``d`` therefore has depth ``d``: one premise of depth
+``d - 1`` and none deeper. A fact found again with a strictly higher score is *improved* (its old
+version is kept, so proofs built earlier stay exact) and propagates in the next round; since scores
+are products of numbers in [0, 1], no cycle can improve itself, which is why cyclic graphs terminate.
+
+Bounds (:class:`~thinkingdb.model.Limits`): ``max_depth`` stops after that round; ``max_nodes``
+caps the symbols in scope; ``max_derived`` admits new facts in canonical order up to the cap;
+``timeout_ms`` is checked every 256 start facts. ``truncated`` names the first bound that cut the
+run short, and only when it did cut something (the depth bound runs one probing round to know).
+
+Seeded mode (``seeds`` given): the scope is the seeds plus the symbols nearest to them — breadth
+first over asserted facts in both directions, layer by layer in canonical order — up to
+``max_nodes``; rules see only asserted facts with both ends in scope, and a rule head may bring in a
+new symbol (a constant) only while the scope is under the bound. Full mode: every symbol (or the
+first ``max_nodes`` in canonical order).
+
+>>> from thinkingdb.engine.graph import FactGraph
+>>> from thinkingdb.model import Fact, Triple, Declaration
+>>> from thinkingdb.engine.rules import compile_declarations
+>>> g = FactGraph([Fact("a", "depends_on", "b"), Fact("b", "depends_on", "c", 0.5)])
+>>> res = closure(g, compile_declarations([Declaration("depends_on", "transitive")]))
+>>> res.truncated, res.score(Triple("a", "depends_on", "c"))
+(None, 0.5)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..errors import ValidationError
+from .graph import FactGraph
+from .joins import FactStore, compile_rule, fire
+from ..model import Limits, Rule, Var
+from .results import ClosureResult, Ids
+
+__all__ = ["closure", "ClosureResult", "ClosureStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClosureStats:
+    """What a run did: facts in scope, derived facts, rounds, rule firings, symbols in scope, time."""
+
+    engine: str
+    asserted: int
+    derived: int
+    rounds: int
+    firings: int
+    nodes: int
+    elapsed_ms: float
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Found(Exception):
+    pass
+
+
+def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
+            limits: Limits = Limits(), alternatives: int = 0,
+            via: Iterable[str] | None = None, directions: dict[str, int] | None = None) -> ClosureResult:
+    """Derive what ``rules`` entail from the facts of ``g`` within ``limits``.
+
+    ``seeds``: symbol keys for seeded mode (None: full mode). ``alternatives``: keep up to that many
+    other derivations per fact. ``via``: relations the seeded scope may grow along (None: all).
+    ``directions``: instead of ``via``, the relations the seeded scope grows along and in which
+    direction (bit 1: from subject to object, bit 2: from object to subject); see
+    :func:`thinkingdb.engine.query.demand` for when this is exact.
+    """
+    if isinstance(alternatives, bool) or not isinstance(alternatives, int) or alternatives < 0:
+        raise ValidationError(f"alternatives must be a non-negative integer, got {alternatives!r}")
+    t0 = time.perf_counter()
+    deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
+    rules = tuple(rules)
+    ids = Ids(g)
+    for rule in rules:           # intern rule constants and relations before sizing the scope
+        for a in rule.premises + (rule.head,):
+            ids.rel(a.relation)
+            for t in (a.subject, a.object):
+                if not isinstance(t, Var):
+                    ids.sym(t)
+    constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,)
+                        for t in (a.subject, a.object) if not isinstance(t, Var)}, key=ids.sym_rank)
+    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via, directions)
+
+    from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
+    plan = fast_path_plan(rules, limits, alternatives)
+    res = None if plan is None else run_transitive(g, ids, rules, plan, scope, deadline)
+    if res is not None:
+        res.truncated = res.truncated or truncated
+        res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0,
+                                 ids.n_syms if scope_list is None else len(scope_list),
+                                 (time.perf_counter() - t0) * 1000)
+        return res
+    from .nonrecursive import one_round_plan, run_one_round  # noqa: PLC0415
+    shapes = one_round_plan(rules, limits, alternatives)
+    if shapes is not None:   # every rule a 2-premise join over asserted facts: one round, numpy
+        res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
+        res.truncated = truncated or res.truncated
+        asserted = len(g) if scope is None else sum(
+            1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
+        res.stats = ClosureStats("one-round", asserted, res.derived_count, 1, res.firings,
+                                 ids.n_syms if scope_list is None else len(scope_list),
+                                 (time.perf_counter() - t0) * 1000)
+        return res
+    return _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
+
+
+def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=None):
+    """The symbols the run may touch, as a bytearray flag per id (None: everything): the seeds, then
+    the rules' constants, then breadth-first layers in canonical order, up to ``max_nodes``; layers
+    follow both directions of the ``via`` relations, or only the given ``directions``."""
+    n_ids = ids.n_syms
+    sym_rank, rel_rank = g.ranks()
+    if seeds is None:
+        if max_nodes is None or max_nodes >= n_ids:
+            return None, None, None
+        order = sorted(range(n_ids), key=ids.sym_rank)[:max_nodes]
+        scope = bytearray(n_ids)
+        for s in order:
+            scope[s] = 1
+        return scope, order, "nodes"
+    seed_ids = sorted({ids.sym(s) for s in seeds}, key=ids.sym_rank)
+    seed_ids += [c for c in constants if c not in set(seed_ids)]
+    n_ids = ids.n_syms
+    scope = bytearray(n_ids)
+    truncated = None
+    if max_nodes is not None and len(seed_ids) > max_nodes:
+        seed_ids, truncated = seed_ids[:max_nodes], "nodes"
+    for s in seed_ids:
+        scope[s] = 1
+    members = list(seed_ids)
+    if directions is not None:
+        named = sorted((r, bits) for r, bits in ((g.relation_id(v), b) for v, b in directions.items()) if r is not None)
+        outs = [g._out[r] for r, bits in named if bits & 1]
+        ins = [g._in[r] for r, bits in named if bits & 2]
+    else:
+        rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
+        outs, ins = [g._out[r] for r in rels], [g._in[r] for r in rels]
+    layer = [s for s in seed_ids if s < len(g._syms)]
+    while layer and truncated is None:
+        nxt: set[int] = set()
+        for s in layer:
+            for index in outs:
+                row = index.get(s)
+                if row:
+                    nxt.update(o for o in row if not scope[o])
+            for index in ins:
+                col = index.get(s)
+                if col:
+                    nxt.update(x for x in col if not scope[x])
+        layer = sorted(nxt, key=sym_rank.__getitem__)
+        if max_nodes is not None and len(members) + len(layer) > max_nodes:
+            layer, truncated = layer[:max_nodes - len(members)], "nodes"
+        for s in layer:
+            scope[s] = 1
+        members.extend(layer)
+    return scope, members, truncated
+
+
+def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0):
+    store = FactStore(g._out, g._in, scope, g._rel_sizes)
+    rec = store.rec
+    hist: dict[tuple, list] = {}
+    alts: dict[tuple, dict] = {} if alternatives else None
+    sizes = {}
+
+    def size(r: int) -> int:
+        if r not in sizes:
+            sizes[r] = store.size(r)
+        return sizes[r]
+
+    n_vars = [len({v for p in rule.premises for v in p.variables()}) for rule in rules]
+    plans = [[compile_rule(i, rule, k, ids.rel, ids.sym, size) for k in range(len(rule.premises))]
+             for i, rule in enumerate(rules)]
+    names = [rule.name for rule in rules]
+    n_nodes = len(scope_list) if scope_list is not None else ids.n_syms
+    firings = rounds = 0
+    state = {"round": 0, "probe": False}
+    pending: dict[tuple, tuple] = {}
+
+    def tick() -> None:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _Timeout
+
+    def canon(rule_idx: int, prems: tuple) -> tuple:
+        return names[rule_idx], tuple(ids.key_rank(k) for k in prems)
+
+    a_out, n_out = g._out, len(g._out)
+
+    def conf_of(s: int, r: int, o: int):
+        """Asserted confidence in scope (inlined twin of FactStore.asserted_conf: this is the hot path)."""
+        if r < n_out and (scope is None or (scope[s] and scope[o])):
+            row = a_out[r].get(s)
+            if row is not None:
+                return row.get(o)
+        return None
+
+    def make_emit(plan):
+        w, rule_idx = plan.weight, plan.rule_idx
+
+        def emit(head: tuple, prems: tuple) -> None:
+            score, depth = w, 0
+            for k in prems:
+                c = conf_of(*k)
+                if c is not None:
+                    score *= c
+                else:
+                    v = rec[k]
+                    score *= v[0]
+                    if v[1] > depth:
+                        depth = v[1]
+            depth += 1
+            if alts is not None and not state["probe"]:
+                mine = alts.setdefault(head, {})
+                key = (rule_idx, prems)
+                old = mine.get(key)
+                if old is None or score > old[0]:
+                    mine[key] = (score, depth)
+            if conf_of(*head) is not None:
+                return
+            cur = rec.get(head)
+            if cur is not None and score <= cur[0]:
+                return
+            if state["probe"]:
+                raise _Found
+            p = pending.get(head)
+            if p is not None:
+                if score < p[0] or (score == p[0] and (depth > p[1] or (depth == p[1] and canon(rule_idx, prems) >= canon(p[2], p[3])))):
+                    return
+            pending[head] = (score, depth, rule_idx, prems)
+        return emit
+
+    emits = {id(p): make_emit(p) for ps in plans for p in ps}
+
+    def run_round(delta_by_rel) -> int:
+        count = 0
+        for i, ps in enumerate(plans):
+            if delta_by_rel is None:   # round 1: every match over the asserted facts, once per rule
+                p = min(ps, key=lambda p: (0 if p.first[2] == 0 or p.first[4] == 0 else 1, size(p.first[1])))
+                count += fire(p, store.asserted_pairs(p.first[1], scope_list), store, emits[id(p)], tick, n_vars[i])
+            else:
+                for p in ps:
+                    facts = delta_by_rel.get(p.first[1])
+                    if facts:
+                        count += fire(p, facts, store, emits[id(p)], tick, n_vars[i])
+        return count
+
+    delta_by_rel = None
+    n_derived = 0
+    try:
+        while True:
+            if limits.max_depth is not None and rounds >= limits.max_depth:
+                state["probe"] = True
+                try:
+                    run_round(delta_by_rel)
+                except _Found:
+                    truncated = truncated or "depth"
+                break
+            pending.clear()
+            firings += run_round(delta_by_rel)
+            rounds += 1
+            if not pending:
+                break
+            new_keys = [k for k in pending if k not in rec]
+            drop: set = set()
+            if scope is not None:   # only a rule constant can lie outside the scope; it may not come in
+                drop = {k for k in new_keys if not (scope[k[0]] and scope[k[2]])}
+                if drop:
+                    truncated = truncated or "nodes"
+            if limits.max_derived is not None and n_derived + len(new_keys) - len(drop) > limits.max_derived:
+                room = limits.max_derived - n_derived
+                ordered = sorted((k for k in new_keys if k not in drop), key=ids.key_rank)
+                drop.update(ordered[room:])
+                truncated = truncated or "derived"
+            delta_by_rel = {}
+            for k, v in pending.items():
+                if k in drop or store.asserted_conf(*k) is not None:   # asserted facts are never replaced
+                    continue
+                old = rec.get(k)
+                if old is None:
+                    n_derived += 1
+                    store.add_derived(k)
+                else:
+                    hist.setdefault(k, []).append(old)
+                rec[k] = v
+                delta_by_rel.setdefault(k[1], []).append((k[0], k[2]))
+            if truncated == "derived" or not delta_by_rel:
+                break
+    except _Timeout:
+        truncated = truncated or "time"
+    asserted = len(g) if scope is None else sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
+    stats = ClosureStats("semi-naive", asserted, n_derived, rounds, firings, n_nodes,
+                         (time.perf_counter() - t0) * 1000)
+    return ClosureResult(g, ids, rules, store, hist, alts, alternatives, truncated, stats)

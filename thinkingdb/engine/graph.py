@@ -1,0 +1,177 @@
+"""The in-memory fact graph the closure and the queries run on.
+
+Symbols and relations are interned as small integers so the hot paths (joins, path walks) hash ints,
+not strings. Asserted facts live in two indexes per relation, by subject and by object, each mapping a
+bound position to ``{other end: confidence}``; those are the indexes joins use on bound positions.
+A duplicate triple keeps the highest confidence (SPEC §3).
+
+>>> from thinkingdb.model import Fact, Triple
+>>> g = FactGraph()
+>>> g.add_many([Fact("nginx", "depends_on", "openssl", 0.8), Fact("nginx", "depends_on", "openssl", 0.9)])
+>>> len(g), g.confidence(Triple("nginx", "depends_on", "openssl"))
+(1, 0.9)
+>>> sorted(g.objects("nginx", "depends_on"))
+['openssl']
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..model import Fact, Triple
+
+__all__ = ["FactGraph"]
+
+
+class FactGraph:
+    """Asserted facts with confidences, symbols and relations interned as ints.
+
+    The graph only grows (``add``); a closure or a query never mutates it, so it can be shared by
+    concurrent readers once built. ``version`` changes on every change.
+    """
+
+    __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache")
+
+    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+        self._sym: dict[str, int] = {}
+        self._syms: list[str] = []
+        self._rel: dict[str, int] = {}
+        self._rels: list[str] = []
+        self._out: list[dict[int, dict[int, float]]] = []   # rel -> subject -> {object: confidence}
+        self._in: list[dict[int, dict[int, float]]] = []    # rel -> object -> {subject: confidence}
+        self._count = 0
+        self._rel_sizes: list[int] = []                      # rel -> number of asserted facts
+        self.version = 0
+        self._rank_cache: tuple[int, list[int], list[int]] | None = None
+        self.add_many(facts)
+
+    # -- interning -------------------------------------------------------------------------------
+    def intern_symbol(self, key: str) -> int:
+        sid = self._sym.get(key)
+        if sid is None:
+            sid = self._sym[key] = len(self._syms)
+            self._syms.append(key)
+        return sid
+
+    def intern_relation(self, key: str) -> int:
+        rid = self._rel.get(key)
+        if rid is None:
+            rid = self._rel[key] = len(self._rels)
+            self._rels.append(key)
+            self._out.append({})
+            self._in.append({})
+            self._rel_sizes.append(0)
+        return rid
+
+    def symbol_id(self, key: str) -> int | None:
+        """The int of a symbol key, or None when the graph has never seen it."""
+        return self._sym.get(key)
+
+    def relation_id(self, key: str) -> int | None:
+        return self._rel.get(key)
+
+    def symbol(self, sid: int) -> str:
+        return self._syms[sid]
+
+    def relation(self, rid: int) -> str:
+        return self._rels[rid]
+
+    @property
+    def symbol_count(self) -> int:
+        return len(self._syms)
+
+    @property
+    def relation_count(self) -> int:
+        return len(self._rels)
+
+    # -- adding ----------------------------------------------------------------------------------
+    def add(self, fact: Fact) -> None:
+        """Assert one fact; a duplicate triple keeps the maximum confidence."""
+        self._add(self.intern_symbol(fact.subject), self.intern_relation(fact.relation),
+                  self.intern_symbol(fact.object), float(fact.confidence))
+
+    def add_many(self, facts: Iterable[Fact]) -> None:
+        for f in facts:
+            self.add(f)
+
+    def _add(self, s: int, r: int, o: int, conf: float) -> None:
+        row = self._out[r].get(s)
+        if row is None:
+            row = self._out[r][s] = {}
+        old = row.get(o)
+        if old is None:
+            self._count += 1
+            self._rel_sizes[r] += 1
+        elif old >= conf:
+            return
+        row[o] = conf
+        col = self._in[r].get(o)
+        if col is None:
+            col = self._in[r][o] = {}
+        col[s] = conf
+        self.version += 1
+
+    # -- reading ---------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, triple: object) -> bool:
+        return isinstance(triple, Triple) and self.confidence(triple) is not None
+
+    def confidence(self, triple: Triple) -> float | None:
+        """The asserted confidence of a triple, or None if it is not asserted."""
+        r = self._rel.get(triple.relation)
+        s = self._sym.get(triple.subject)
+        o = self._sym.get(triple.object)
+        if r is None or s is None or o is None:
+            return None
+        return self._out[r].get(s, {}).get(o)
+
+    def relations(self) -> list[str]:
+        """Relation keys that have at least one fact, sorted."""
+        return sorted(self._rels[r] for r in range(len(self._rels)) if self._out[r])
+
+    def relation_size(self, rid: int) -> int:
+        return self._rel_sizes[rid]
+
+    def objects(self, subject: str, relation: str) -> dict[str, float]:
+        """``{object: confidence}`` of the asserted facts ``subject relation ?``."""
+        r, s = self._rel.get(relation), self._sym.get(subject)
+        if r is None or s is None:
+            return {}
+        return {self._syms[o]: c for o, c in self._out[r].get(s, {}).items()}
+
+    def subjects(self, relation: str, obj: str) -> dict[str, float]:
+        """``{subject: confidence}`` of the asserted facts ``? relation obj``."""
+        r, o = self._rel.get(relation), self._sym.get(obj)
+        if r is None or o is None:
+            return {}
+        return {self._syms[s]: c for s, c in self._in[r].get(o, {}).items()}
+
+    def facts(self) -> Iterator[Fact]:
+        """Every asserted fact, in canonical (sorted) order."""
+        out = []
+        for r, by_s in enumerate(self._out):
+            for s, row in by_s.items():
+                for o, c in row.items():
+                    out.append(Fact(self._syms[s], self._rels[r], self._syms[o], c))
+        out.sort()
+        return iter(out)
+
+    def ranks(self) -> tuple[list[int], list[int]]:
+        """Canonical ranks: ``sym_rank[id]`` and ``rel_rank[id]`` order ids as their keys sort.
+
+        Interned ids depend on insertion order; ranks do not, so every tie-break goes through them
+        (that is what makes results independent of the order facts were added). Cached per version.
+        """
+        cache = self._rank_cache
+        if cache is not None and cache[0] == len(self._syms) + (len(self._rels) << 40):
+            return cache[1], cache[2]
+        sym_rank = [0] * len(self._syms)
+        for rank, sid in enumerate(sorted(range(len(self._syms)), key=self._syms.__getitem__)):
+            sym_rank[sid] = rank
+        rel_rank = [0] * len(self._rels)
+        for rank, rid in enumerate(sorted(range(len(self._rels)), key=self._rels.__getitem__)):
+            rel_rank[rid] = rank
+        self._rank_cache = (len(self._syms) + (len(self._rels) << 40), sym_rank, rel_rank)
+        return sym_rank, rel_rank

@@ -1,0 +1,458 @@
+"""Fast path for rule sets that finish in one round: two-premise joins over asserted facts only.
+
+Applies when every rule has exactly two premises over variables only (no constants), the premises
+share exactly one variable ``?y`` and each has one other variable of its own, the head relates
+those two other variables (in either order), and no rule's premise uses a relation that any rule of
+the set derives. Then every derivation has depth 1 and its premises are asserted facts, so the
+whole closure is one join per rule: ``?x a ?y, ?y b ?z => ?x h ?z`` and every other argument
+orientation (``?y a ?x``, ``?z b ?y``, head ``?z h ?x``, ...).
+
+The join runs on numpy arrays: each premise's edges are oriented as (join key, other end,
+confidence); the premise that provides the head's subject is the *driving* side, sorted by head
+subject, the other side is sorted by join key; ``np.repeat`` / ``cumsum`` index arithmetic
+enumerates the 2-paths in chunks of bounded size (at most ``CHUNK`` candidates, plus the reduced
+rows of a subject split between chunks). Per head key the best derivation is kept exactly as the
+semi-naive engine keeps it: highest score (``(w * c1) * c2``, the same float operations in the same
+order), then the canonical order (rule name, then the premise keys' canonical ranks). Asserted head
+facts are dropped. Results stay in numpy arrays (key, join symbol, rule, score: 22 bytes a fact);
+proofs are built on request.
+
+Bounds: ``max_depth >= 1`` cannot cut anything (there is no second round); ``max_depth = 0`` falls
+back. ``max_nodes`` and seeded scopes filter the edges (a rule without constants cannot bring in a
+symbol). ``max_derived`` keeps the canonical prefix, as the semi-naive engine admits it.
+``timeout_ms`` is checked between chunks; on timeout the unfinished round is dropped
+(``truncated = "time"``, nothing derived), as in the semi-naive engine. ``alternatives`` falls back.
+"""
+
+from __future__ import annotations
+
+import time
+from itertools import chain
+
+import numpy as np
+
+from ..model import Limits, Rule, Var
+from .proofs import Proof
+from .results import FactView
+
+CHUNK = 1 << 17   # 2-path candidates materialised at once (about 100 bytes each, transiently)
+
+
+class _Shape:
+    """Where a rule's terms sit: premise relations, which end of each premise is the join variable,
+    whether premise 0 drives (provides the head subject)."""
+
+    __slots__ = ("head", "idx", "name", "p_drives", "p_key_subj", "q_key_subj", "rel_p", "rel_q", "weight")
+
+    def __init__(self, idx, rule, p_key_subj, q_key_subj, p_drives):
+        self.idx, self.name, self.weight = idx, rule.name, rule.weight
+        self.rel_p, self.rel_q = rule.premises[0].relation, rule.premises[1].relation
+        self.p_key_subj, self.q_key_subj, self.p_drives = p_key_subj, q_key_subj, p_drives
+        self.head = rule.head.relation
+
+
+def _shape(idx: int, rule: Rule) -> _Shape | None:
+    if len(rule.premises) != 2:
+        return None
+    p, q, h = rule.premises[0], rule.premises[1], rule.head
+    terms = (p.subject, p.object, q.subject, q.object, h.subject, h.object)
+    if not all(isinstance(t, Var) for t in terms):
+        return None
+    if p.subject == p.object or q.subject == q.object or h.subject == h.object:
+        return None
+    shared = set(p.variables()) & set(q.variables())
+    if len(shared) != 1:
+        return None
+    (y,) = shared
+    a = p.object if p.subject == y else p.subject
+    b = q.object if q.subject == y else q.subject
+    if {h.subject, h.object} != {a, b}:
+        return None
+    return _Shape(idx, rule, p.subject == y, q.subject == y, h.subject == a)
+
+
+def one_round_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int) -> list[_Shape] | None:
+    """The rules' shapes when the fast path is exact for them, else None."""
+    if alternatives or not rules or limits.max_depth == 0:
+        return None
+    shapes = [_shape(i, r) for i, r in enumerate(rules)]
+    if any(s is None for s in shapes):
+        return None
+    if len({r.name for r in rules}) != len(rules):   # the canonical tie-break needs distinct names
+        return None
+    heads = {r.head.relation for r in rules}
+    if any(p.relation in heads for r in rules for p in r.premises):
+        return None
+    return shapes
+
+
+class _Ranks:
+    """Canonical symbol ranks as a numpy array, built on first use (only ties and ``max_derived``
+    need them)."""
+
+    def __init__(self, g) -> None:
+        self.g, self.arr = g, None
+
+    def __getitem__(self, idx):
+        if self.arr is None:
+            ranks, _ = self.g.ranks()
+            self.arr = np.asarray(ranks, dtype=np.int64) if ranks else np.zeros(0, np.int64)
+        return self.arr[idx]
+
+
+class _Deadline(Exception):
+    pass
+
+
+def _edges(g, r: int, scope_np):
+    """``(subjects, objects, confidences)`` of the asserted facts of relation ``r`` in scope."""
+    if r >= len(g._out) or not g._out[r]:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float64)
+    by_s = g._out[r]
+    lens = np.fromiter(map(len, by_s.values()), np.int64, len(by_s))
+    s = np.repeat(np.fromiter(by_s.keys(), np.int32, len(by_s)), lens)
+    n = len(s)
+    o = np.fromiter(chain.from_iterable(by_s.values()), np.int32, n)
+    c = np.fromiter(chain.from_iterable(map(dict.values, by_s.values())), np.float64, n)
+    if scope_np is not None:
+        keep = scope_np[s] & scope_np[o]
+        s, o, c = s[keep], o[keep], c[keep]
+    return s, o, c
+
+
+def run_one_round(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, deadline):
+    """Derive every head fact; returns a :class:`OneRoundResult` (``stats`` left for the caller)."""
+    n_syms = max(ids.n_syms, 1)
+    scope_np = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
+    sr = _Ranks(g)
+    names = sorted(s.name for s in shapes)
+    name_rank = np.array([names.index(rules[i].name) for i in range(len(rules))], dtype=np.int64)
+    weights = np.array([r.weight for r in rules], dtype=np.float64)
+    edge_cache: dict[int, tuple] = {}
+
+    def check() -> None:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _Deadline
+
+    def edges(rel: str):
+        r = ids.rel(rel)
+        if r not in edge_cache:
+            edge_cache[r] = _edges(g, r, scope_np)
+            check()
+        return edge_cache[r]
+
+    by_head: dict[int, list[_Shape]] = {}
+    for sh in shapes:
+        by_head.setdefault(ids.rel(sh.head), []).append(sh)
+    pieces: dict[int, list] = {}
+    firings = 0
+    try:
+        for h, group in sorted(by_head.items()):
+            outs, n = _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, check)
+            firings += n
+            pieces[h] = outs
+    except _Deadline:
+        return OneRoundResult(g, ids, rules, {}, n_syms, "time", firings)
+    edge_cache.clear()
+    heads: dict[int, _Heads] = {}
+    for h in list(pieces):
+        outs = pieces.pop(h)
+        if outs:
+            heads[h] = outs[0] if len(outs) == 1 else _Heads.concat(outs)
+            del outs
+    truncated = None
+    total = sum(len(v.key) for v in heads.values())
+    if limits.max_derived is not None and total > limits.max_derived:
+        _cap(heads, limits.max_derived, n_syms, sr, ids)
+        truncated = "derived"
+    return OneRoundResult(g, ids, rules, heads, n_syms, truncated, firings)
+
+
+def _cap(heads, room: int, n_syms: int, sr, ids) -> None:
+    """Keep the first ``room`` derived facts in canonical order (subject, relation, object ranks)."""
+    parts = []
+    for h, v in heads.items():
+        x, z = v.key // n_syms, v.key % n_syms
+        parts.append((sr[x], np.full(len(x), ids.rel_rank(h)), sr[z], np.full(len(x), h), np.arange(len(x))))
+    cols = [np.concatenate([p[i] for p in parts]) for i in range(5)]
+    order = np.lexsort((cols[2], cols[1], cols[0]))[:room]
+    for h in list(heads):
+        sel = np.sort(cols[4][order][cols[3][order] == h])
+        heads[h] = heads[h].take(sel)
+
+
+def _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, check):
+    """All best derivations of head relation ``h`` from the rules in ``group``."""
+    # driving side per rule: (head subject, join key, confidence, rule, first match, matches), kept
+    # as views of the edge arrays where possible; the other side sorted by join key
+    d_x, d_y, d_c, d_rule, d_lo, d_cnt = [], [], [], [], [], []
+    b_other, b_conf = [], []
+    base = 0
+    for sh in group:
+        ps, po, pc = edges(sh.rel_p)
+        qs, qo, qc = edges(sh.rel_q)
+        p_key, p_oth = (ps, po) if sh.p_key_subj else (po, ps)
+        q_key, q_oth = (qs, qo) if sh.q_key_subj else (qo, qs)
+        if sh.p_drives:
+            a_key, a_oth, a_c, b_key, b_oth, b_c = p_key, p_oth, pc, q_key, q_oth, qc
+        else:
+            a_key, a_oth, a_c, b_key, b_oth, b_c = q_key, q_oth, qc, p_key, p_oth, pc
+        order = np.argsort(b_key, kind="stable")
+        bk = b_key[order]
+        b_other.append(b_oth[order])
+        b_conf.append(b_c[order])
+        del order
+        lo = np.searchsorted(bk, a_key, "left")
+        cnt = (np.searchsorted(bk, a_key, "right") - lo).astype(np.int32)
+        lo = (lo + base).astype(np.int64 if base + len(bk) >= 2**31 else np.int32)
+        del bk
+        d_x.append(a_oth)
+        d_y.append(a_key)
+        d_c.append(a_c)
+        d_rule.append(np.full(len(a_key), sh.idx, dtype=np.int32))
+        d_lo.append(lo)
+        d_cnt.append(cnt)
+        base += len(b_key)
+
+    def cat(parts):
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    x, y, c, rule, lo, cnt = cat(d_x), cat(d_y), cat(d_c), cat(d_rule), cat(d_lo), cat(d_cnt)
+    b_other, b_conf = cat(b_other), cat(b_conf)
+    del d_x, d_y, d_c, d_rule, d_lo, d_cnt
+    if not len(x):
+        return [], 0
+    by_x = np.argsort(x, kind="stable").astype(np.int32 if len(x) < 2**31 else np.int64)
+    cnt_x = cnt[by_x]
+    del cnt
+    cum = np.cumsum(cnt_x, dtype=np.int64)
+    p_drives = np.zeros(len(weights), dtype=bool)
+    p_key_subj = np.zeros(len(weights), dtype=bool)
+    q_key_subj = np.zeros(len(weights), dtype=bool)
+    for sh in group:
+        p_drives[sh.idx], p_key_subj[sh.idx], q_key_subj[sh.idx] = sh.p_drives, sh.p_key_subj, sh.q_key_subj
+    asserted = _asserted_keys(g, h, n_syms, scope_np)
+
+    total = int(cum[-1])
+    outs: list[_Heads] = []
+    carry = None
+    i0, m = 0, len(x)
+    while i0 < m:
+        check()
+        before = int(cum[i0] - cnt_x[i0])
+        i1 = max(int(np.searchsorted(cum, before + CHUNK, "right")), i0 + 1)
+        counts = cnt_x[i0:i1]
+        rep = np.repeat(by_x[i0:i1], counts)             # driving edges, once per match
+        starts = np.cumsum(counts, dtype=np.int64) - counts
+        bidx = lo[rep] + (np.arange(len(rep)) - np.repeat(starts, counts))
+        del starts
+        ks = x[rep].astype(np.int64)
+        kz = b_other[bidx]
+        ky = y[rep]
+        kr = rule[rep]
+        ca, cb = c[rep], b_conf[bidx]
+        del rep, bidx
+        pd = p_drives[kr]
+        score = weights[kr] * np.where(pd, ca, cb) * np.where(pd, cb, ca)   # (w * c_p) * c_q
+        del ca, cb
+        key = ks * n_syms + kz
+        cand = _Heads(key, ky, kr, score)
+        del ks, kz, ky, kr, score, key, pd
+        if carry is not None:
+            cand = _Heads.concat([carry, cand])
+        best = _best(cand, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj)
+        del cand
+        carry = None
+        nxt = int(x[by_x[i1]]) if i1 < m else -1
+        if nxt == int(x[by_x[i1 - 1]]):   # a subject split between chunks: finish it with the next
+            cut = int(np.searchsorted(best.key, nxt * n_syms, "left"))
+            carry = best.take(np.arange(cut, len(best.key)))
+            best = best.take(np.arange(cut))
+        if asserted is not None and len(best.key):
+            pos = np.searchsorted(asserted, best.key)
+            pos[pos == len(asserted)] = 0
+            best = best.take(np.flatnonzero(asserted[pos] != best.key))
+        outs.append(best)
+        i0 = i1
+    return outs, total
+
+
+def _asserted_keys(g, h, n_syms, scope_np):
+    if h >= len(g._out) or not g._out[h]:
+        return None
+    s, o, _ = _edges(g, h, scope_np)
+    return np.sort(s.astype(np.int64) * n_syms + o) if len(s) else None
+
+
+def _best(cand: _Heads, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj) -> _Heads:
+    """Per key, the highest score, then the canonical premise order; sorted by key."""
+    if not len(cand.key):
+        return cand
+    order = np.lexsort((-cand.score, cand.key))
+    cand = cand.take(order)
+    key, score = cand.key, cand.score
+    start = np.empty(len(key), dtype=bool)
+    start[0] = True
+    np.not_equal(key[1:], key[:-1], out=start[1:])
+    gid = np.cumsum(start) - 1
+    first = np.flatnonzero(start)
+    del start
+    top = score[first][gid] == score
+    n_top = np.bincount(gid[top], minlength=len(first))
+    winners = first[n_top == 1]
+    contested = np.flatnonzero(top & (n_top[gid] > 1))
+    del gid, top
+    if len(contested):
+        sub = cand.take(contested)
+        r = sub.rule.astype(np.intp)
+        xs, zs = sub.key // n_syms, sub.key % n_syms
+        pd = p_drives[r]
+        p_other, q_other = np.where(pd, xs, zs), np.where(pd, zs, xs)
+        y = sub.y.astype(np.int64)
+        p_s = np.where(p_key_subj[r], y, p_other)
+        p_o = np.where(p_key_subj[r], p_other, y)
+        q_s = np.where(q_key_subj[r], y, q_other)
+        q_o = np.where(q_key_subj[r], q_other, y)
+        o2 = np.lexsort((sr[q_o], sr[q_s], sr[p_o], sr[p_s], name_rank[r], sub.key))
+        ks = sub.key[o2]
+        firsts = np.ones(len(ks), dtype=bool)
+        firsts[1:] = ks[1:] != ks[:-1]
+        winners = np.concatenate([winners, contested[o2[firsts]]])
+        winners.sort()
+    return cand.take(winners)
+
+
+class _Heads:
+    """Derived facts of one head relation: sorted ``key = subject * n + object``, the join symbol,
+    the rule index and the score."""
+
+    __slots__ = ("_rev", "key", "rule", "score", "y")
+
+    def __init__(self, key, y, rule, score) -> None:
+        self.key, self.y, self.rule, self.score = key, y, rule, score
+        self._rev = None
+
+    def take(self, idx) -> _Heads:
+        return _Heads(self.key[idx], self.y[idx], self.rule[idx], self.score[idx])
+
+    @staticmethod
+    def concat(parts) -> _Heads:
+        return _Heads(*(np.concatenate([getattr(p, a) for p in parts]) for a in ("key", "y", "rule", "score")))
+
+    def find(self, k: int) -> int:
+        i = int(np.searchsorted(self.key, k))
+        return i if i < len(self.key) and int(self.key[i]) == k else -1
+
+
+class _DIn:
+    """What :func:`thinkingdb.engine.query._all_starts` reads as ``view._store.d_in``: derived objects per relation."""
+
+    def __init__(self, res: OneRoundResult) -> None:
+        self._res = res
+
+    @property
+    def d_in(self) -> _DIn:   # not an attribute: ``self.d_in = self`` would be a reference cycle
+        return self
+
+    def get(self, r, default=None):
+        v = self._res._heads.get(r)
+        return default if v is None else np.unique(v.key % self._res._n).tolist()
+
+
+class OneRoundResult(FactView):
+    """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over the one-round join's arrays."""
+
+    def __init__(self, g, ids, rules, heads: dict[int, _Heads], n_syms: int, truncated, firings: int) -> None:
+        self.g, self.ids, self.rules = g, ids, rules
+        self._heads, self._n = heads, n_syms
+        self.truncated = truncated
+        self.firings = firings
+        self.stats = None
+
+    @property
+    def _store(self) -> _DIn:   # a fresh object each time: a stored one would make a reference cycle
+        return _DIn(self)
+
+    @property
+    def derived(self):
+        from .results import _DerivedView
+        return _DerivedView(self)
+
+    @property
+    def derived_count(self) -> int:
+        return sum(len(v.key) for v in self._heads.values())
+
+    def derived_keys(self):
+        n = self._n
+        for h, v in self._heads.items():
+            for k in v.key.tolist():
+                yield (k // n, h, k % n)
+
+    def _locate(self, key):
+        v = self._heads.get(key[1])
+        if v is None or key[0] >= self._n or key[2] >= self._n:
+            return None, -1
+        return v, v.find(key[0] * self._n + key[2])
+
+    def is_derived(self, key) -> bool:
+        return self._locate(key)[1] >= 0
+
+    def depth(self, triple):   # every derived fact is one round deep: no proof needs building
+        key = self.ids.key(triple)
+        if key is None:
+            return None
+        if self.asserted(key) is not None:
+            return 0
+        return 1 if self.is_derived(key) else None
+
+    def fact_score(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return c
+        v, i = self._locate(key)
+        return None if i < 0 else float(v.score[i])
+
+    def fact_proof(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return Proof.asserted(self.ids.triple(key), c)
+        v, i = self._locate(key)
+        if i < 0:
+            return None
+        rule = self.rules[int(v.rule[i])]
+        y = int(v.y[i])
+        binding = {rule.head.subject: key[0], rule.head.object: key[2]}
+        prems = []
+        for p in rule.premises:
+            s = binding.get(p.subject, y)
+            o = binding.get(p.object, y)
+            pk = (s, self.ids.rel(p.relation), o)
+            prems.append(Proof.asserted(self.ids.triple(pk), self.g._out[pk[1]][s][o]))
+        return Proof.derived(self.ids.triple(key), rule.name, rule.weight, tuple(prems))
+
+    def out(self, r: int, s: int) -> dict[int, float]:
+        res = super().out(r, s)
+        v = self._heads.get(r)
+        if v is not None and s < self._n:
+            lo, hi = np.searchsorted(v.key, [s * self._n, (s + 1) * self._n])
+            for k, sc in zip((v.key[lo:hi] % self._n).tolist(), v.score[lo:hi].tolist()):
+                res[k] = sc
+        return res
+
+    def inn(self, r: int, o: int) -> dict[int, float]:
+        res = super().inn(r, o)
+        v = self._heads.get(r)
+        if v is not None and o < self._n:
+            if v._rev is None:
+                rk = (v.key % self._n) * self._n + v.key // self._n
+                order = np.argsort(rk, kind="stable")
+                v._rev = (rk[order], order)
+            rk, order = v._rev
+            lo, hi = np.searchsorted(rk, [o * self._n, (o + 1) * self._n])
+            for s, i in zip((rk[lo:hi] % self._n).tolist(), order[lo:hi].tolist()):
+                res[s] = float(v.score[i])
+        return res
+
+    def subjects(self, r: int) -> list[int]:
+        v = self._heads.get(r)
+        extra = [] if v is None else np.unique(v.key // self._n).tolist()
+        return sorted(set(super().subjects(r)) | set(extra))

@@ -1,0 +1,131 @@
+"""Relation declarations compiled to rules, rule-set helpers, and the default rule library.
+
+A declaration is shorthand for one rule of weight 1.0 (SPEC §2, §5):
+
+=========================================  ==========================================
+``relation r transitive.``                 ``?x r ?y, ?y r ?z => ?x r ?z``
+``relation r symmetric.``                  ``?x r ?y => ?y r ?x``
+``relation part_of inverse has_part.``     ``?x part_of ?y => ?y has_part ?x`` (facts are stored as
+                                           ``part_of``; this makes ``has_part`` queries answer)
+``relation p subrelation_of q.``           ``?x p ?y => ?x q ?y``
+=========================================  ==========================================
+
+>>> from thinkingdb.model import Declaration
+>>> [str(r) for r in compile_declarations([Declaration("depends_on", "transitive")])]
+['rule depends_on_transitive @1: ?x depends_on ?y, ?y depends_on ?z => ?x depends_on ?z.']
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Iterable
+
+from ..model import Atom, Declaration, Rule, Var
+
+__all__ = ["compile_declarations", "default_rules_text", "default_rules", "relevant_rules",
+           "transitive_relation", "copy_rule"]
+
+_X, _Y, _Z = Var("x"), Var("y"), Var("z")
+
+
+def compile_declaration(decl: Declaration) -> Rule:
+    """The rule one declaration stands for (weight 1.0)."""
+    r = decl.relation
+    if decl.kind == "transitive":
+        return Rule(f"{r}_transitive", (Atom(_X, r, _Y), Atom(_Y, r, _Z)), Atom(_X, r, _Z), 1.0)
+    if decl.kind == "symmetric":
+        return Rule(f"{r}_symmetric", (Atom(_X, r, _Y),), Atom(_Y, r, _X), 1.0)
+    if decl.kind == "inverse":
+        return Rule(f"{r}_inverse_{decl.other}", (Atom(_X, r, _Y),), Atom(_Y, decl.other, _X), 1.0)
+    return Rule(f"{r}_subrelation_of_{decl.other}", (Atom(_X, r, _Y),), Atom(_X, decl.other, _Y), 1.0)
+
+
+def compile_declarations(decls: Iterable[Declaration]) -> tuple[Rule, ...]:
+    """Compile declarations to rules, one each, duplicates removed, in canonical order.
+
+    >>> rules = compile_declarations([Declaration("part_of", "inverse", "has_part"),
+    ...                               Declaration("neighbor_of", "symmetric")])
+    >>> [str(r) for r in rules]
+    ['rule neighbor_of_symmetric @1: ?x neighbor_of ?y => ?y neighbor_of ?x.', 'rule part_of_inverse_has_part @1: ?x part_of ?y => ?y has_part ?x.']
+    """
+    return tuple(compile_declaration(d) for d in sorted(set(decls)))
+
+
+def default_rules_text() -> str:
+    """The source of the default rule library shipped as ``thinkingdb/data/default_rules.tdb``.
+
+    >>> "relation depends_on transitive." in default_rules_text()
+    True
+    """
+    return resources.files("thinkingdb").joinpath("data/default_rules.tdb").read_text(encoding="utf-8")
+
+
+def default_rules() -> tuple[Rule, ...]:
+    """The default library compiled: its rules plus its declarations as rules.
+
+    >>> sorted(r.name for r in default_rules())[:3]
+    ['capability', 'capability_through_dependency', 'causal_chain']
+    """
+    from ..language import compile_source  # the language layer sits above the engine
+
+    program = compile_source(default_rules_text(), "default_rules.tdb")
+    return tuple(r for r, _ in program.rules) + compile_declarations(d for d, _ in program.declarations)
+
+
+def relevant_rules(rules: Iterable[Rule], relations: Iterable[str]) -> tuple[Rule, ...]:
+    """The rules that can contribute facts of ``relations``: those whose head relation is wanted,
+    then, recursively, those deriving their premises' relations. Order is kept.
+
+    >>> from thinkingdb.model import Declaration
+    >>> rs = compile_declarations([Declaration("a", "transitive"), Declaration("b", "transitive")])
+    >>> [r.name for r in relevant_rules(rs, ["a"])]
+    ['a_transitive']
+    """
+    rules = tuple(rules)
+    wanted = set(relations)
+    keep: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i, rule in enumerate(rules):
+            if i not in keep and rule.head.relation in wanted:
+                keep.add(i)
+                wanted.update(p.relation for p in rule.premises)
+                changed = True
+    return tuple(r for i, r in enumerate(rules) if i in keep)
+
+
+def transitive_relation(rule: Rule) -> str | None:
+    """``r`` if the rule is ``?x r ?y, ?y r ?z => ?x r ?z`` (in either premise order), else None.
+
+    >>> transitive_relation(compile_declaration(Declaration("depends_on", "transitive")))
+    'depends_on'
+    """
+    if len(rule.premises) != 2:
+        return None
+    h = rule.head
+    rels = {p.relation for p in rule.premises} | {h.relation}
+    if len(rels) != 1 or not all(isinstance(t, Var) for p in rule.premises for t in (p.subject, p.object)):
+        return None
+    if not (isinstance(h.subject, Var) and isinstance(h.object, Var)) or h.subject == h.object:
+        return None
+    for a, b in (rule.premises, rule.premises[::-1]):
+        if (a.subject == h.subject and a.object == b.subject and b.object == h.object
+                and len({h.subject, a.object, h.object}) == 3):
+            return h.relation
+    return None
+
+
+def copy_rule(rule: Rule) -> tuple[str, str] | None:
+    """``(s, r)`` if the rule is ``?x s ?y => ?x r ?y`` with ``s != r`` (a subrelation), else None.
+
+    >>> copy_rule(compile_declaration(Declaration("is_a", "subrelation_of", "ancestor")))
+    ('is_a', 'ancestor')
+    """
+    if len(rule.premises) != 1:
+        return None
+    (p,), h = rule.premises, rule.head
+    if (isinstance(p.subject, Var) and isinstance(p.object, Var) and p.subject != p.object
+            and h.subject == p.subject and h.object == p.object and p.relation != h.relation):
+        return p.relation, h.relation
+    return None

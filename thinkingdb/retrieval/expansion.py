@@ -1,0 +1,216 @@
+"""The closure lane of kb-thinkingdb: query symbols, seeds, bounded closure, credit to units.
+
+1. **Query symbols and relations** are found in the query text on token boundaries — never as raw
+   substrings (``AI`` does not match ``maintenance``): the text and every symbol key (and its label
+   split at camelCase, so ``Achilles IDE`` finds ``AchillesIDE``) are cut into words at every
+   non-alphanumeric character, words are stemmed, and whole word sequences are looked up, longest
+   first. One-word stopwords, one-letter and all-digit words never match on their own.
+2. **Seeds**: the query symbols plus the symbols of the seed units' facts start a bounded closure
+   (``max_depth`` = the profile's expansion depth; ``max_nodes`` counts the neighbourhood beyond the
+   seeds, so the query symbols are always in scope).
+3. **Credit**: a fact — asserted or derived — is a candidate when it touches a query symbol:
+
+   ========  ==========================================================================  ======
+   tier      the fact                                                                    factor
+   ========  ==========================================================================  ======
+   exact     links two query symbols, by a query relation (or the query names none)      1.0
+   strong    links two query symbols by another relation; or one query symbol by a        0.8
+             query relation when the query names only one symbol
+   weak      one query symbol, by a query relation, while the query names more            0.6
+   partial   derived, touches a query symbol, and its proof uses a seed unit's fact       ``partial_weight``
+   ========  ==========================================================================  ======
+
+   Every visible unit asserting a leaf of the candidate's proof is credited with ``proof score ×
+   factor`` and that proof. A unit keeps the proof of its best tier first, then its best score: the
+   chain that answers the query wins over a shorter partial chain. A unit that asserts an exact or
+   strong answer itself is *pinned*: it states the answer directly and is never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+from ..model import Limits, Triple
+from ..engine.proofs import Proof
+
+__all__ = ["SymbolMatcher", "Credit", "Expansion", "expand", "words", "TIERS"]
+
+TIERS = {"exact": 1.0, "strong": 0.8, "weak": 0.6}
+_TIER_RANK = {"exact": 0, "strong": 1, "weak": 2, "partial": 3}
+_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
+_CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
+MAX_WORDS = 8
+
+
+def words(text: str) -> list[str]:
+    """Case-folded words split at every non-alphanumeric character.
+
+    >>> words("Why is AchillesIDE relevant for secure-execution?")
+    ['why', 'is', 'achilleside', 'relevant', 'for', 'secure', 'execution']
+    """
+    return [w for w in _SPLIT.split(unicodedata.normalize("NFKC", text).casefold()) if w]
+
+
+class SymbolMatcher:
+    """Finds symbol keys and relation keys in free text on word boundaries.
+
+    >>> m = SymbolMatcher(["ai", "secure_execution", "achilleside"], ["relevant_for"], labels={"achilleside": "AchillesIDE"})
+    >>> m.match("is predictive maintenance AI?")
+    (['ai'], [])
+    >>> m.match("why is Achilles IDE relevant for secure executions")
+    (['achilleside', 'secure_execution'], ['relevant_for'])
+    >>> m.match("maintenance")
+    ([], [])
+    """
+
+    def __init__(self, symbols: Iterable[str], relations: Iterable[str], *, labels: Mapping[str, str] | None = None,
+                 aliases: Mapping[str, str] | None = None) -> None:
+        from lexical import DEFAULT_STOPWORDS, Tokenizer
+        self._tok = Tokenizer(stopwords=[])
+        self._stop = DEFAULT_STOPWORDS
+        self._sym: dict[tuple[str, ...], set[str]] = {}
+        self._rel: dict[tuple[str, ...], set[str]] = {}
+        labels = labels or {}
+        for key in symbols:
+            self._add(self._sym, words(key), key)
+            label = labels.get(key)
+            if label and label != key:
+                self._add(self._sym, words(_CAMEL_2.sub(" ", _CAMEL_1.sub(" ", label))), key)
+        for rel in relations:
+            self._add(self._rel, words(rel), rel)
+        for phrase, rel in (aliases or {}).items():
+            self._add(self._rel, words(phrase), rel)
+
+    def _stem(self, w: str) -> str:
+        t = self._tok.analyze_word(w)
+        return t[0] if t else w
+
+    def _add(self, table: dict, ws: list[str], key: str) -> None:
+        if not ws or len(ws) > MAX_WORDS:
+            return
+        if len(ws) == 1 and (ws[0] in self._stop or len(ws[0]) < 2 or ws[0].isdigit()):
+            return
+        table.setdefault(tuple(self._stem(w) for w in ws), set()).add(key)
+
+    def _find(self, table: dict, stems: list[str]) -> list[str]:
+        found: list[str] = []
+        i = 0
+        while i < len(stems):
+            for n in range(min(MAX_WORDS, len(stems) - i), 0, -1):
+                keys = table.get(tuple(stems[i:i + n]))
+                if keys:
+                    found.extend(sorted(keys))
+                    i += n
+                    break
+            else:
+                i += 1
+        return sorted(set(found))
+
+    def match(self, text: str) -> tuple[list[str], list[str]]:
+        """``(symbol keys, relation keys)`` named in ``text``, each sorted."""
+        stems = [self._stem(w) for w in words(text)]
+        return self._find(self._sym, stems), self._find(self._rel, stems)
+
+
+@dataclass(frozen=True)
+class Credit:
+    """Why a unit is in the closure lane: the candidate fact, its tier, the proof and the score."""
+
+    unit_id: str
+    score: float
+    tier: str
+    fact: Triple
+    proof: Proof
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The closure lane's outcome for one search (everything in it is visible to the caller)."""
+
+    credits: Mapping[str, Credit]
+    pinned: frozenset[str]
+    query_symbols: tuple[str, ...]
+    query_relations: tuple[str, ...]
+    seed_units: tuple[str, ...]
+    seed_symbols: int
+    limits: Limits | None
+    truncated: str | None
+    stats: dict = field(default_factory=dict)
+
+
+def _tier(t: Triple, q: set[str], rels: set[str]) -> str | None:
+    ends = (t.subject in q) + (t.object in q and t.object != t.subject)
+    if not ends:
+        return None
+    rel_ok = t.relation in rels
+    if ends == 2:
+        return "exact" if rel_ok or not rels else "strong"
+    if rel_ok:
+        return "strong" if len(q) == 1 else "weak"
+    return "partial"
+
+
+def expand(graph, rules, unit_facts: Mapping[str, list], fact_units: Mapping[Triple, Mapping[str, float]],
+           visible: Callable[[str], bool], seed_units: Iterable[str], query_symbols: Iterable[str],
+           query_relations: Iterable[str], *, depth: int, max_nodes: int, max_derived: int,
+           timeout_ms: float, partial_weight: float) -> Expansion:
+    """Run the bounded closure from the seeds and credit units (see the module docstring)."""
+    from ..engine.closure import closure
+    rules = tuple(rules)
+    t0 = time.perf_counter()
+    q = {s for s in query_symbols if graph.symbol_id(s) is not None}
+    heads = {r.head.relation for r in rules}
+    rels = {r for r in query_relations if graph.relation_id(r) is not None or r in heads}
+    seeds_u = tuple(seed_units)
+    seed_facts = {t for u in seeds_u for t, _ in unit_facts.get(u, ()) if t in graph}
+    seeds = set(q) | {x for t in seed_facts for x in (t.subject, t.object)}
+    empty = Expansion({}, frozenset(), tuple(sorted(q)), tuple(sorted(rels)), seeds_u, len(seeds), None, None)
+    if not q:
+        return empty  # nothing in the query to connect the seeds to
+    limits = Limits(max_depth=depth, max_nodes=len(seeds) + max_nodes, max_derived=max_derived,
+                    timeout_ms=timeout_ms)
+    res = closure(graph, rules, seeds=sorted(seeds), limits=limits)
+    t1 = time.perf_counter()
+    cands: list[tuple[str, float, Triple, Proof]] = []
+    relations = graph.relations()
+    for s in sorted(q):                      # asserted facts that answer the query
+        for r in relations:
+            for t in [Triple(s, r, o) for o in graph.objects(s, r)] + [Triple(x, r, s) for x in graph.subjects(r, s)]:
+                tier = _tier(t, q, rels)
+                if tier in TIERS:
+                    c = graph.confidence(t)
+                    cands.append((tier, c * TIERS[tier], t, Proof.asserted(t, c)))
+    for key in res.derived_keys():           # derived facts: answers, and partial chains from the seeds
+        t = res.ids.triple(key)
+        tier = _tier(t, q, rels)
+        if tier is None:
+            continue
+        proof = res.fact_proof(key)
+        if tier == "partial":
+            if not seed_facts.intersection(proof.leaves()):
+                continue
+            cands.append((tier, proof.score * partial_weight, t, proof))
+        else:
+            cands.append((tier, proof.score * TIERS[tier], t, proof))
+    credits: dict[str, Credit] = {}
+    pinned: set[str] = set()
+    for tier, score, t, proof in sorted(cands, key=lambda c: (_TIER_RANK[c[0]], -c[1], c[2])):
+        for leaf in proof.leaves():
+            for uid in sorted(fact_units.get(leaf, ())):
+                if not visible(uid):
+                    continue
+                if proof.kind == "asserted" and tier in ("exact", "strong"):
+                    pinned.add(uid)
+                if uid not in credits:       # candidates come best first: the first credit is the best
+                    credits[uid] = Credit(uid, score, tier, t, proof)
+    stats = {"derived": res.derived_count, "candidates": len(cands),
+             "closure_ms": round((t1 - t0) * 1000, 3), "credit_ms": round((time.perf_counter() - t1) * 1000, 3)}
+    if getattr(res, "stats", None) is not None:
+        stats.update(rounds=res.stats.rounds, nodes=res.stats.nodes, engine=res.stats.engine)
+    return Expansion(credits, frozenset(pinned), tuple(sorted(q)), tuple(sorted(rels)), seeds_u, len(seeds),
+                     limits, res.truncated, stats)

@@ -1,0 +1,303 @@
+"""The lanes' data for one store generation: BM25 and HDC indexes, the access table, fact visibility.
+
+Everything here is built from the store's units on first use, cached in memory for the store
+generation it was built at, and persisted in the store (``save_index``/``load_index``) with a params
+record — lane, format version, scoring parameters, tokenizer settings, generation, view. A saved
+index whose record differs from the one wanted now (another generation, other parameters) is stale
+and rebuilt. Writing a rebuilt index is best effort: a read-only store still searches.
+
+Per-caller score statistics. BM25's idf and average lengths are corpus statistics, so an index over
+*all* units would let a hidden unit's text change the order of visible units (a hidden unit holding a
+term lowers its idf). Instead a search uses the index of its caller's **view** — built from the
+visible units only and shared by every caller who sees the same set (views are keyed by the
+fingerprint of the visible set; the index over all units serves callers who see everything). View
+indexes live in a small in-memory LRU and in ``VIEW_SLOTS`` persisted slots. HDC scores have no corpus
+statistics (each unit is scored against the query alone), so one HDC index over all units, searched
+with ``allowed`` = the visible ids, is exact.
+
+Facts: a fact is visible iff a visible unit or a source outside units asserted it (see
+:mod:`thinkingdb.store.access`); its confidence in a view is the max over its *visible* assertions, so a
+hidden unit cannot raise a visible score either. When a view hides nothing the knowledge base's own
+graph is used as is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..store.access import AccessTable, View
+from ..errors import ThinkingDBError, translate
+from ..model import Fact, Triple
+from ..progress import Progress
+
+__all__ = ["Lanes", "lanes_for", "VIEW_SLOTS", "FactAccess"]
+
+VIEW_SLOTS = 8          # persisted per-view BM25 indexes (slot = fingerprint mod VIEW_SLOTS)
+MEMORY_VIEWS = 8        # per-view indexes and graphs kept in memory
+
+_CACHE: "weakref.WeakKeyDictionary[Any, Lanes]" = weakref.WeakKeyDictionary()
+
+
+def lanes_for(kb) -> "Lanes":
+    """The lanes of ``kb`` for its current store generation (rebuilt after any write)."""
+    gen = kb.store.current_generation()
+    lanes = _CACHE.get(kb)
+    if lanes is None or lanes.generation != gen:
+        lanes = Lanes(kb, gen)
+        _CACHE[kb] = lanes
+    return lanes
+
+
+def _unit_fields(u) -> dict:
+    fields = u.text_fields()
+    if u.utility_acts:
+        fields["utility_acts"] = list(u.utility_acts)
+    return fields
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
+
+
+class _LRU(OrderedDict):
+    def get_or(self, key, build, size: int = MEMORY_VIEWS):
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = build()
+        while len(self) > size:
+            self.popitem(last=False)
+        return value
+
+
+class FactAccess:
+    """Which units assert each fact, with what confidence, and the best confidence from outside units."""
+
+    def __init__(self, store) -> None:
+        self.unit_facts: dict[str, list[tuple[Triple, float]]] = {}
+        self.fact_units: dict[Triple, dict[str, float]] = {}
+        # One SQL pass over provenance (the Store API has unit_facts() without confidences).
+        for s, r, o, uid, c in store.conn.execute(
+                "SELECT f.subject, f.relation, f.object, p.unit_id, p.confidence FROM provenance p "
+                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NOT NULL"):
+            t = Triple(s, r, o)
+            units = self.fact_units.setdefault(t, {})
+            if uid not in units:
+                self.unit_facts.setdefault(uid, []).append((t, c))
+            units[uid] = max(c, units.get(uid, 0.0))
+        self.public: dict[Triple, float] = {
+            Triple(s, r, o): c for s, r, o, c in store.conn.execute(
+                "SELECT f.subject, f.relation, f.object, max(p.confidence) FROM provenance p "
+                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NULL AND p.fact IN "
+                "(SELECT fact FROM provenance WHERE unit_id IS NOT NULL) GROUP BY p.fact")}
+
+    def visible_confidence(self, t: Triple, visible) -> float | None:
+        """Max confidence over the assertions ``visible(unit_id)`` accepts and those outside units."""
+        best = self.public.get(t)
+        for uid, c in self.fact_units.get(t, {}).items():
+            if visible(uid) and (best is None or c > best):
+                best = c
+        return best
+
+
+class Lanes:
+    """Lane indexes and views of one knowledge base at one store generation."""
+
+    def __init__(self, kb, generation: int) -> None:
+        from lexical import Tokenizer
+        self.kb = kb
+        self.generation = generation
+        self.units = list(kb.store.units())
+        self.by_id = {u.id: u for u in self.units}
+        self.access = AccessTable(self.units)
+        self.tokenizer = Tokenizer()
+        self._bm25_views: _LRU = _LRU()
+        self._graphs: _LRU = _LRU()
+        self._ids_views: _LRU = _LRU()
+        self._hdc = None
+        self._matcher = None
+        self._facts: FactAccess | None = None
+        self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
+
+    def _with_progress(self, label: str, items, total: int):
+        """Yield ``items``, drawing a progress bar on stderr when it is a terminal (builds of 100k units
+        take from seconds to minutes, on the first search that needs the index)."""
+        prog = Progress(f"building {label}", total)
+        for item in items:
+            prog.update(1, 1)
+            yield item
+        prog.done()
+
+    def prepare(self, view: View, lanes: tuple[str, ...] = ("bm25", "hdc", "closure")) -> dict[str, dict]:
+        """Load or build what searches of ``view`` through ``lanes`` need, ahead of the first search.
+
+        Returns, per part, the seconds it took and its state: the persisted indexes (BM25, HDC) are
+        ``built`` or ``loaded`` (from the store, or already in memory); the other parts are
+        ``computed`` in memory for this process.
+        """
+        import time
+        steps = []
+        if "bm25" in lanes:
+            steps.append(("bm25", f"bm25:{'all' if view.everything else view.fingerprint}", lambda: self.bm25(view)))
+        if "hdc" in lanes:
+            steps.append(("hdc", "hdc", self.hdc))
+            steps.append(("view ids", None, lambda: self.view_ids(view)))
+        if "closure" in lanes:
+            steps += [("fact graph", None, lambda: self.kb.graph), ("fact provenance", None, lambda: self.facts),
+                      ("view graph", None, lambda: self.graph(view)), ("symbol matcher", None, self.matcher)]
+        out = {}
+        for name, key, step in steps:
+            t0 = time.perf_counter()
+            step()
+            took = round(time.perf_counter() - t0, 3)
+            state = "computed" if key is None else "built" if key in self.built else "loaded"
+            out[name] = {"state": state, "seconds": took}
+        return out
+
+    # -- persistence -------------------------------------------------------------------------------
+    def _record(self, lane: str, extra: dict) -> dict:
+        return {"lane": lane, "generation": self.generation, "tokenizer": self.tokenizer.params(), **extra}
+
+    def _load(self, name: str, record: dict):
+        try:
+            saved = self.kb.store.load_index(name)
+        except ThinkingDBError:
+            return None
+        if saved is None:
+            return None
+        params, data, generation = saved
+        if params != json.loads(json.dumps(record, sort_keys=True)) or generation != self.generation:
+            return None
+        return data
+
+    def _save(self, name: str, record: dict, obj) -> None:
+        buf = io.BytesIO()
+        obj.save(buf)
+        try:
+            self.kb.store.save_index(name, record, buf.getvalue())
+        except Exception:  # noqa: BLE001 - a read-only or busy store still searches
+            pass
+
+    # -- BM25 ------------------------------------------------------------------------------------------
+    def _bm25_record(self, view: View) -> dict:
+        from lexical import FORMAT_VERSION, BM25Params
+        return self._record("bm25", {"format": FORMAT_VERSION, "params": BM25Params().record(),
+                                     "view": "all" if view.everything else view.fingerprint,
+                                     "units": view.count})
+
+    def bm25(self, view: View):
+        """``(index, version)`` of the BM25 index over the units of ``view``."""
+        key = "all" if view.everything else view.fingerprint
+        return self._bm25_views.get_or(key, lambda: self._bm25_build(view, key))
+
+    def _bm25_build(self, view: View, key: str):
+        import time
+        from lexical import BM25Index
+        record = self._bm25_record(view)
+        name = "bm25" if key == "all" else f"bm25/view/{int(key, 16) % VIEW_SLOTS}"
+        data = self._load(name, record)
+        version = f"bm25:g{self.generation}:{_digest(record)}"
+        if data is not None:
+            try:
+                return BM25Index.load(io.BytesIO(data), tokenizer=self.tokenizer), version
+            except Exception:  # noqa: BLE001 - a corrupt saved index is rebuilt, never trusted
+                pass
+        t0 = time.perf_counter()
+        idx = BM25Index(tokenizer=self.tokenizer)
+        mask = view.mask
+        idx.rebuild(self._with_progress("BM25 index", ((u.id, _unit_fields(u)) for i, u in enumerate(self.units)
+                                                        if mask[i]), view.count))
+        self.built[f"bm25:{key}"] = time.perf_counter() - t0
+        self._save(name, record, idx)
+        return idx, version
+
+    # -- HDC -------------------------------------------------------------------------------------------
+    def hdc(self):
+        """``(index, version)`` of the HDC index over all units (searched with ``allowed``)."""
+        if self._hdc is None:
+            self._hdc = self._hdc_build()
+        return self._hdc
+
+    def _hdc_build(self):
+        import time
+        from hdc import FORMAT_VERSION, HDCIndex, HDCParams
+        params = HDCParams()
+        record = self._record("hdc", {"format": FORMAT_VERSION, "params": params.to_dict(), "units": len(self.units)})
+        version = f"hdc:g{self.generation}:{_digest(record)}"
+        data = self._load("hdc", record)
+        if data is not None:
+            try:
+                return HDCIndex.load(io.BytesIO(data), tokenizer=self.tokenizer, params=params), version
+            except Exception:  # noqa: BLE001
+                pass
+        t0 = time.perf_counter()
+        idx = HDCIndex(params, tokenizer=self.tokenizer)
+        try:
+            idx.add_many(self._with_progress("HDC index", ((u.id, _unit_fields(u)) for u in self.units),
+                                             len(self.units)))
+        except Exception as exc:  # a leaf error becomes a ThinkingDB error at this boundary
+            raise translate(exc) from exc
+        self.built["hdc"] = time.perf_counter() - t0
+        self._save("hdc", record, idx)
+        return idx, version
+
+    def view_ids(self, view: View) -> frozenset[str]:
+        """The visible unit ids of ``view`` (cached: the ``allowed`` filter of the HDC lane)."""
+        return self._ids_views.get_or(view.fingerprint, lambda: frozenset(view.visible_ids(self.access.ids)))
+
+    def matcher(self):
+        """The :class:`~thinkingdb.retrieval.expansion.SymbolMatcher` over every symbol and relation of the store
+        (matches are filtered to the caller's graph before use)."""
+        if self._matcher is None:
+            from .expansion import SymbolMatcher
+            labels = self.kb.labels()
+            relations = set(self.kb.graph.relations()) | {r.head.relation for r in self.kb.rules}
+            self._matcher = SymbolMatcher(sorted(labels), sorted(relations), labels=labels,
+                                          aliases=self.kb.store.vocabulary().aliases)
+        return self._matcher
+
+    # -- facts -------------------------------------------------------------------------------------------
+    @property
+    def facts(self) -> FactAccess:
+        if self._facts is None:
+            self._facts = FactAccess(self.kb.store)
+        return self._facts
+
+    def visible_unit(self, view: View):
+        """A predicate: is this unit id visible in ``view``?"""
+        row, mask = self.access.row, view.mask
+        return lambda uid: (i := row.get(uid)) is not None and bool(mask[i])
+
+    def graph(self, view: View):
+        """The fact graph a caller with this view may reason over (the KB's graph when nothing differs)."""
+        key = "all" if view.everything else view.fingerprint
+        return self._graphs.get_or(key, lambda: self._graph_build(view))
+
+    def _graph_build(self, view: View):
+        from ..engine.graph import FactGraph
+        full = self.kb.graph
+        if view.everything:
+            return full
+        fa, visible = self.facts, self.visible_unit(view)
+        changes: dict[Triple, float | None] = {}
+        for i in np.flatnonzero(~view.mask).tolist():
+            for t, _ in fa.unit_facts.get(self.access.ids[i], ()):
+                if t in changes:
+                    continue
+                c = fa.visible_confidence(t, visible)
+                if c is None or c != full.confidence(t):
+                    changes[t] = c
+        if not changes:
+            return full
+        g = FactGraph()
+        g.add_many(f if f.triple not in changes else Fact(f.subject, f.relation, f.object, changes[f.triple])
+                   for f in full.facts() if changes.get(f.triple, f.confidence) is not None)
+        return g
+

@@ -1,0 +1,203 @@
+"""Access control and validity: who may see which units and facts, on which date (SPEC §7).
+
+The rules, applied before any lane or the closure sees anything:
+
+* a **unit** is visible to a caller on a date iff
+
+  - its ``acl`` tags intersect the caller's tags — a unit with **no acl tags is public**;
+  - its ``region`` is empty (every region) or equals the caller's region;
+  - ``effective_from <= date <= effective_to`` (both inclusive; an empty bound is open);
+
+  tags and regions are compared after trimming and case-folding (``Support:EU`` = ``support:eu``);
+* a **fact** is visible iff at least one of its provenance records is visible: a visible unit, or a
+  source outside any unit (a ``.tdb`` or ``.tsv`` file) — **facts asserted outside units are public**.
+  A fact stated only by hidden units is hidden, even if a visible unit could be asked about it.
+
+A caller that names nothing (``Caller()``) sees public units only. There is no "see everything" caller.
+
+>>> luna = Caller(tags=("support:eu",), region="EU")
+>>> from thinkingdb.store.sqlite import Unit
+>>> rule = Unit("rpl-14", acl=("support:eu",), region="EU", effective_from="2026-04-01")
+>>> old = Unit("rpl-14-v1", acl=("support:eu",), region="EU", effective_to="2026-03-31")
+>>> vip = Unit("vip-rpl-1", acl=("merchant:vip-ops",), region="EU")
+>>> [u.id for u in (rule, old, vip) if unit_visible(u, luna, parse_date("2026-05-27"))]
+['rpl-14']
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import ValidationError
+
+__all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "View"]
+
+
+def _norm(tag: str) -> str:
+    return tag.strip().casefold()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is searching: acl tags and a region (``""``: no region, sees only region-free units).
+
+    >>> Caller(tags=["Support:EU ", "support:eu"]).tags
+    ('support:eu',)
+    >>> Caller(tags="support:eu")
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: caller tags must be a list of strings, not one string
+    """
+
+    tags: tuple[str, ...] = ()
+    region: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tags, str):
+            raise ValidationError("caller tags must be a list of strings, not one string")
+        try:
+            tags = tuple(sorted({_norm(t) for t in self.tags if _norm(t)}))
+        except (TypeError, AttributeError):
+            raise ValidationError(f"caller tags must be strings, got {self.tags!r}") from None
+        if not isinstance(self.region, str):
+            raise ValidationError(f"caller region must be a string, got {self.region!r}")
+        object.__setattr__(self, "tags", tags)
+        object.__setattr__(self, "region", _norm(self.region))
+
+    def to_json(self) -> dict:
+        return {"tags": list(self.tags), "region": self.region}
+
+    @classmethod
+    def from_json(cls, data: object) -> "Caller":
+        """A caller from ``{"tags": [...], "region": "..."}`` (``acl``/``acl_tags`` accepted for tags).
+
+        >>> Caller.from_json({"acl_tags": ["a"], "region": "EU"})
+        Caller(tags=('a',), region='eu')
+        """
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ValidationError(f"a caller must be an object with tags and region, got {data!r}")
+        unknown = set(data) - {"tags", "acl", "acl_tags", "region", "id", "name"}
+        if unknown:
+            raise ValidationError(f"unknown caller field(s): {', '.join(sorted(unknown))}")
+        tags = data.get("tags", data.get("acl", data.get("acl_tags", [])))
+        if tags is None:
+            tags = []
+        if not isinstance(tags, (list, tuple)):
+            raise ValidationError("caller tags must be a list of strings")
+        return cls(tags=tuple(tags), region=data.get("region") or "")
+
+
+def parse_date(value: str | _dt.date | None) -> _dt.date:
+    """An as-of date from ``YYYY-MM-DD`` (``None``: today).
+
+    >>> parse_date("2026-05-27")
+    datetime.date(2026, 5, 27)
+    >>> parse_date("27/05/2026")
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: as-of date must be YYYY-MM-DD, got '27/05/2026'
+    """
+    if value is None:
+        return _dt.date.today()
+    if isinstance(value, _dt.datetime):
+        return value.date()
+    if isinstance(value, _dt.date):
+        return value
+    try:
+        return _dt.date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise ValidationError(f"as-of date must be YYYY-MM-DD, got {value!r}") from None
+
+
+def unit_visible(unit, caller: Caller, on: _dt.date) -> bool:
+    """The visibility rule for one unit (the reference the vectorized :class:`AccessTable` follows)."""
+    acl = {_norm(t) for t in unit.acl if _norm(t)}
+    if acl and not acl & set(caller.tags):
+        return False
+    region = _norm(unit.region)
+    if region and region != caller.region:
+        return False
+    day = on.isoformat()
+    if unit.effective_from and day < unit.effective_from:
+        return False
+    if unit.effective_to and day > unit.effective_to:
+        return False
+    return True
+
+
+_FAR_PAST, _FAR_FUTURE = 0, 99_999_999
+
+
+def _day(text: str, default: int) -> int:
+    return int(text.replace("-", "")) if text else default
+
+
+@dataclass(frozen=True)
+class View:
+    """The units one caller may see on one date: a boolean mask over :attr:`AccessTable.ids`.
+
+    ``fingerprint`` identifies the visible set (equal sets, equal fingerprints), so indexes built
+    for a view can be cached and shared by every caller who sees the same units.
+    """
+
+    mask: np.ndarray
+    fingerprint: str
+    count: int
+    everything: bool
+
+    def visible_ids(self, ids: Sequence[str]) -> list[str]:
+        return [ids[i] for i in np.flatnonzero(self.mask).tolist()]
+
+
+class AccessTable:
+    """The access columns of every unit as numpy arrays, so a caller's view costs a few vector ops.
+
+    >>> from thinkingdb.store.sqlite import Unit
+    >>> t = AccessTable([Unit("a"), Unit("b", acl=("x",)), Unit("c", region="EU")])
+    >>> t.view(Caller(tags=("x",)), parse_date("2026-01-01")).visible_ids(t.ids)
+    ['a', 'b']
+    """
+
+    def __init__(self, units: Iterable) -> None:
+        ids, groups, regions, starts, ends = [], [], [], [], []
+        group_of: dict[frozenset[str], int] = {}
+        region_of: dict[str, int] = {"": 0}
+        for u in units:
+            ids.append(u.id)
+            acl = frozenset(_norm(t) for t in u.acl if _norm(t))
+            groups.append(group_of.setdefault(acl, len(group_of)))
+            regions.append(region_of.setdefault(_norm(u.region), len(region_of)))
+            starts.append(_day(u.effective_from, _FAR_PAST))
+            ends.append(_day(u.effective_to, _FAR_FUTURE))
+        self.ids: list[str] = ids
+        self.row: dict[str, int] = {u: i for i, u in enumerate(ids)}
+        self._groups = list(group_of)          # acl tag set per group id
+        self._group = np.array(groups, dtype=np.int32)
+        self._region_of = region_of
+        self._region = np.array(regions, dtype=np.int32)
+        self._from = np.array(starts, dtype=np.int64)
+        self._to = np.array(ends, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def view(self, caller: Caller, on: _dt.date) -> View:
+        """The mask of units ``caller`` may see on ``on``."""
+        tags = set(caller.tags)
+        ok_group = np.array([not g or bool(g & tags) for g in self._groups] or [False], dtype=bool)
+        mask = ok_group[self._group] if len(self.ids) else np.zeros(0, dtype=bool)
+        region = self._region_of.get(caller.region, -1) if caller.region else -1
+        mask &= (self._region == 0) | (self._region == region)
+        day = int(on.strftime("%Y%m%d"))
+        mask &= (self._from <= day) & (day <= self._to)
+        count = int(mask.sum())
+        digest = hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=12)
+        digest.update(str(len(mask)).encode())
+        return View(mask, digest.hexdigest(), count, count == len(self.ids))

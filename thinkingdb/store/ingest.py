@@ -1,0 +1,668 @@
+"""Ingestion: read sources into the store, atomically.
+
+Readers turn a file into :class:`Batch` chunks (records plus rejected records with diagnostics);
+:func:`ingest` writes all chunks of all files inside one transaction. Any rejected record aborts the
+whole command — nothing is written — unless ``skip_invalid`` is set, in which case the good records
+are written and the rejected ones go to a rejects file with their reasons. Ingesting a source again
+replaces what it contributed before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+from ..errors import Diagnostic, IngestError, ParseError, ThinkingDBError, ValidationError
+from ..language import compile_source
+from ..model import Declaration, Fact, Rule, check_unit_float
+from ..normalize import Vocabulary, relation_key, symbol_key
+from ..progress import Progress
+from .sqlite import Store, Unit
+
+CHUNK = 20_000
+MAX_DIAGNOSTICS = 1000
+
+
+@dataclass
+class Reject:
+    """A record that was refused: where, why, and its text."""
+
+    diagnostic: Diagnostic
+    record: str
+
+    def to_json(self) -> dict:
+        return {**self.diagnostic.to_json(), "record": self.record}
+
+
+@dataclass
+class Batch:
+    """Part of one source, ready to write."""
+
+    source: str
+    rows: list[tuple] = field(default_factory=list)  # (s, r, o, confidence, line, unit_id, detail JSON)
+    labels: dict[str, str] = field(default_factory=dict)
+    units: list[tuple[Unit, int]] = field(default_factory=list)
+    rules: list[tuple[Rule, int]] = field(default_factory=list)
+    declarations: list[tuple[Declaration, int]] = field(default_factory=list)
+    aliases: list[tuple[str, str, int]] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    size: int = 0  # bytes consumed, for the progress bar
+
+    @property
+    def facts(self) -> list[tuple[Fact, int, str | None]]:
+        """The rows as ``(Fact, line, unit_id)``."""
+        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.rows]
+
+    def add_fact(self, fact: Fact, line: int, unit_id: str | None = None, detail: dict | None = None) -> None:
+        """Append a validated fact (``detail``: extra provenance such as a sentence and its span)."""
+        self.rows.append((fact.subject, fact.relation, fact.object, fact.confidence, line, unit_id,
+                          None if detail is None else json.dumps(detail, ensure_ascii=False, sort_keys=True)))
+
+    @property
+    def records(self) -> int:
+        return len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+
+
+Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
+
+
+def _reject(source: str, line: int, column: int, reason: str, record: str) -> Reject:
+    return Reject(Diagnostic(source, line, column, reason, record[:200], column), record)
+
+
+def _decode(data: bytes, source: str, line_no: int = 1) -> tuple[str | None, Reject | None]:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = line_no + data.count(b"\n", 0, nul)
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        return None, _reject(source, line, col, "binary data (a NUL byte): not a text file", "")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = line_no + data.count(b"\n", 0, exc.start)
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, _reject(source, line, col, f"not UTF-8 text (byte {data[exc.start]:#04x})", "")
+
+
+# -- .tdb --------------------------------------------------------------------------------------------
+try:  # the language's one-line fact syntax, shared so the fast path reads exactly what the parser reads
+    from grammar.parser import KEYWORDS as _KEYWORDS, _FACT_LINE, _ends_statement, _unquote
+except ImportError:  # pragma: no cover - a grammar without these helpers: everything takes the parser
+    _FACT_LINE = None
+
+
+def _split_simple_facts(lines: list[str]) -> tuple[list[tuple[int, str, str, str, float]], list[str]]:
+    """Plain one-line facts with a valid confidence, and the other lines (facts blanked out) for the parser.
+
+    Mirrors the parser's own fast path: a line is a candidate only when no statement is pending.
+    Anything doubtful (bad confidence, empty names) is left to the parser, which reports it.
+    """
+    simple: list[tuple[int, str, str, str, float]] = []
+    rest = list(lines)
+    if _FACT_LINE is None:
+        return simple, rest
+    pending = False
+    fullmatch = _FACT_LINE.fullmatch
+    for i, line in enumerate(lines):
+        if not pending:
+            m = fullmatch(line)
+            if m is not None and m.group(1) not in _KEYWORDS:
+                s, r, o, c = m.group(1, 2, 3, 4)
+                if s[0] == '"':
+                    s = _unquote(s)
+                if r[0] == '"':
+                    r = _unquote(r)
+                if o[0] == '"':
+                    o = _unquote(o)
+                try:
+                    conf = 1.0 if c is None else float(c)
+                except ValueError:
+                    conf = -1.0
+                if 0.0 <= conf <= 1.0 and s.strip(_QUOTE_EDGES) and o.strip(_QUOTE_EDGES) and r.strip(_QUOTE_EDGES):
+                    simple.append((i + 1, s, r, o, conf))
+                    rest[i] = ""
+                    continue
+            stripped = line.strip()
+            if not stripped or stripped[0] == "#":
+                continue
+        pending = not _ends_statement(line)
+    return simple, rest
+
+
+_QUOTE_EDGES = " \t\"'“”‘’«»`"
+
+
+def read_whole(path: str, source: str) -> tuple[str | None, Batch]:
+    """A whole file as text and a fresh batch for it; text None when it is not UTF-8 (the batch then
+    holds the reject naming the line and column)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text, bad = _decode(data, source)
+    batch = Batch(source, size=len(data))
+    if bad is not None:
+        batch.rejects.append(bad)
+    return text if bad is None else None, batch
+
+
+def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """The ThinkingDB language; with errors, each bad statement's lines become rejects.
+
+    Plain one-line facts are read directly (the same syntax as the parser's fast path); the rest of the
+    file goes through the parser and compiler, whose aliases and inverse declarations then apply to
+    every fact of the file, wherever it stands.
+    """
+    text, batch = read_whole(path, source)
+    if text is None:
+        yield batch
+        return
+    lines = text.split("\n")
+    simple, rest = _split_simple_facts(lines)
+    blanked: set[int] = set()
+    while True:
+        try:
+            program = compile_source("\n".join("" if i + 1 in blanked else ln for i, ln in enumerate(rest)),
+                                     source, vocab)
+            break
+        except ParseError as exc:
+            new = {d.line for d in exc.diagnostics} - blanked
+            for d in exc.diagnostics:
+                if d.line not in blanked:
+                    text_line = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
+                    batch.rejects.append(Reject(d, text_line))
+            if not new or len(batch.rejects) > MAX_DIAGNOSTICS:
+                yield batch
+                return
+            blanked |= new
+    rows = [(f.subject, f.relation, f.object, f.confidence, line, None, None) for f, line in program.facts]
+    first_line: dict[str, int] = {}
+    for s_, _, o_, _, line, _, _ in rows:
+        first_line.setdefault(s_, line)
+        first_line.setdefault(o_, line)
+    labels: dict[str, str] = {}
+    skeys: dict[str, str] = {}
+    rkeys: dict[str, tuple[str, bool]] = {}
+    inverses = vocab.inverses
+    for line, s_, r_, o_, conf in simple:
+        ks = skeys.get(s_)
+        if ks is None:
+            ks = skeys[s_] = symbol_key(s_)
+        ko = skeys.get(o_)
+        if ko is None:
+            ko = skeys[o_] = symbol_key(o_)
+        rel = rkeys.get(r_)
+        if rel is None:
+            k = vocab.relation(r_)
+            rel = rkeys[r_] = (inverses.get(k, k), k in inverses)
+        rows.append((ko, rel[0], ks, conf, line, None, None) if rel[1] else (ks, rel[0], ko, conf, line, None, None))
+        if ks not in labels and first_line.get(ks, line + 1) > line:
+            labels[ks] = s_.strip()
+        if ko not in labels and first_line.get(ko, line + 1) > line:
+            labels[ko] = o_.strip()
+    for key, label in program.labels.items():
+        labels.setdefault(key, label)
+    rows.sort(key=lambda r: r[4])
+    batch.rows = rows
+    batch.labels = labels
+    batch.rules, batch.declarations, batch.aliases = program.rules, program.declarations, program.aliases
+    if not batch.records and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no facts, rules, declarations or aliases", ""))
+    yield batch
+
+
+# -- .tsv --------------------------------------------------------------------------------------------
+BLOCK = 1 << 20  # bytes read at a time by the streaming readers
+_CACHE_MAX = 1 << 18  # symbol keys remembered per TSV file before the memo is cleared (bounded memory)
+
+
+def _blocks(fh) -> Iterator[tuple[bytes, int]]:
+    """Whole lines in blocks of about :data:`BLOCK` bytes: ``(data, number of lines)``."""
+    rest = b""
+    while True:
+        data = fh.read(BLOCK)
+        if not data:
+            if rest:
+                yield rest, 1
+            return
+        data = rest + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        rest = data[cut:]
+        yield data[:cut], data.count(b"\n", 0, cut)
+
+
+def _split_tsv(text: str, parts: list[str], source: str, line_no: int) -> Reject:
+    """Describe why a TSV line was refused, pointing at the offending field."""
+    if len(parts) not in (3, 4):
+        return _reject(source, line_no, 1, "expected 3 or 4 tab-separated fields (subject, relation, object, "
+                       f"confidence), found {len(parts)}", text)
+    checks = ((symbol_key, "subject"), (relation_key, "relation"), (symbol_key, "object"))
+    for i, (key, what) in enumerate(checks):
+        col = len("\t".join(parts[:i])) + (2 if i else 1)
+        try:
+            key(parts[i])
+        except ValidationError as exc:
+            return _reject(source, line_no, col, f"{what}: {exc}", text)
+    col = len("\t".join(parts[:3])) + 2
+    try:
+        value = float(parts[3])
+    except ValueError:
+        return _reject(source, line_no, col, f"confidence must be a number, got {parts[3]!r}", text)
+    try:
+        check_unit_float(value, "confidence")
+    except ValidationError as exc:
+        return _reject(source, line_no, col, str(exc), text)
+    return _reject(source, line_no, col, "invalid line", text)  # pragma: no cover - defensive
+
+
+def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """``subject<TAB>relation<TAB>object[<TAB>confidence]`` per line; ``#`` starts a comment line.
+
+    Streams: the file is read in blocks and yielded in batches of :data:`CHUNK` facts, so memory stays
+    bounded whatever the file size. Symbol and relation keys are memoized per file (the memo is cleared
+    when it grows past :data:`_CACHE_MAX`).
+    """
+    batch = Batch(source)
+    rows, labels = batch.rows, batch.labels
+    seen_any = False
+    skeys: dict[str, str] = {}
+    rkeys: dict[str, tuple[str, bool]] = {}
+    inverses = vocab.inverses
+    line_no = 0
+    with open(path, "rb") as fh:
+        for data, count in _blocks(fh):
+            batch.size += len(data)
+            text = None
+            if b"\x00" not in data:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+            if text is None:  # find the offending line(s), keep the good ones
+                lines = []
+                for k, raw in enumerate(data.split(b"\n")[:count if data.endswith(b"\n") else count + 1]):
+                    t, bad = _decode(raw, source, line_no + k + 1)
+                    if bad is not None:
+                        batch.rejects.append(bad)
+                        lines.append("#")
+                    else:
+                        lines.append(t)
+            else:
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()
+            for text in lines:
+                line_no += 1
+                if text.endswith("\r"):
+                    text = text[:-1]
+                if not text or text[0] == "#" or (text[0] in " \t\f\v" and (not text.strip()
+                                                                            or text.lstrip()[0] == "#")):
+                    continue
+                seen_any = True
+                parts = text.split("\t")
+                n = len(parts)
+                try:
+                    if n == 3:
+                        s, r, o = parts
+                        conf = 1.0
+                    elif n == 4:
+                        s, r, o, c = parts
+                        conf = float(c)
+                        if not 0.0 <= conf <= 1.0:
+                            raise ValueError
+                    else:
+                        raise ValueError
+                    ks = skeys.get(s)
+                    if ks is None:
+                        if len(skeys) > _CACHE_MAX:
+                            skeys.clear()
+                        ks = skeys[s] = symbol_key(s)
+                        labels.setdefault(ks, s.strip())
+                    ko = skeys.get(o)
+                    if ko is None:
+                        ko = skeys[o] = symbol_key(o)
+                        labels.setdefault(ko, o.strip())
+                    rel = rkeys.get(r)
+                    if rel is None:
+                        k = vocab.relation(r)
+                        rel = rkeys[r] = (inverses.get(k, k), k in inverses)
+                except ValueError:  # ValidationError is a ValueError too
+                    batch.rejects.append(_split_tsv(text, parts, source, line_no))
+                    continue
+                if rel[1]:
+                    rows.append((ko, rel[0], ks, conf, line_no, None, None))
+                else:
+                    rows.append((ks, rel[0], ko, conf, line_no, None, None))
+                if len(rows) >= CHUNK:
+                    yield batch
+                    batch = Batch(source)
+                    rows, labels = batch.rows, batch.labels
+    if not seen_any and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no triples", ""))
+    yield batch
+
+
+# -- .jsonl knowledge units ---------------------------------------------------------------------------
+_TEXT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_note", "source", "chunk", "region")
+_DATE_FIELDS = ("effective_from", "effective_to")
+
+
+def _check_date(value, name: str) -> str:
+    import datetime as _dt
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(f"field {name!r} must be a date string YYYY-MM-DD, got {value!r}")
+    try:
+        return _dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ValidationError(f"field {name!r} must be a date YYYY-MM-DD, got {value!r}") from None
+
+
+def _str_list(value, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(f"field {name!r} must be a list of strings")
+    return tuple(value)
+
+
+def _check_features(value: Any) -> None:
+    """Alignment evidence stored on a unit: a mapping of features in [0, 1], or a list of them."""
+    from ..retrieval.alignment import Evidence
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        where = "features" if not isinstance(value, list) else f"features[{i}]"
+        if not isinstance(item, dict):
+            raise ValidationError(f"field {where!r} must be an object of feature values")
+        try:
+            Evidence.from_mapping(item, where)
+        except ValueError as exc:
+            raise ValidationError(f"field {exc}") from None
+
+
+def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fact], dict[str, str]]:
+    """Validate one knowledge unit object; return the unit, its facts and their labels."""
+    if not isinstance(obj, dict):
+        raise ValidationError("a knowledge unit must be a JSON object")
+    uid = obj.get("id", obj.get("unit_id"))
+    if not isinstance(uid, str) or not uid.strip():
+        raise ValidationError("a knowledge unit needs a non-empty string field 'id'")
+    values = {}
+    for name in _TEXT_FIELDS:
+        v = obj.get(name, "")
+        if v is None:
+            v = ""
+        if not isinstance(v, str):
+            raise ValidationError(f"field {name!r} must be a string, got {type(v).__name__}")
+        values[name] = v
+    acts = _str_list(obj.get("utility_acts", obj.get("utilityActs")), "utility_acts")
+    acl = _str_list(obj.get("acl"), "acl")
+    eff_from, eff_to = (_check_date(obj.get(n), n) for n in _DATE_FIELDS)
+    if eff_from and eff_to and eff_to < eff_from:
+        raise ValidationError(f"effective_to {eff_to} is before effective_from {eff_from}")
+    facts, labels = [], {}
+    triples = obj.get("triples", obj.get("facts", [])) or []
+    if not isinstance(triples, list):
+        raise ValidationError("field 'triples' must be a list")
+    for i, t in enumerate(triples):
+        if isinstance(t, dict):
+            t = [t.get("subject"), t.get("relation"), t.get("object")] + (
+                [t["confidence"]] if "confidence" in t else [])
+        if not isinstance(t, list) or len(t) not in (3, 4) or not all(isinstance(x, str) for x in t[:3]):
+            raise ValidationError(f"triples[{i}] must be [subject, relation, object] or with a confidence")
+        conf = check_unit_float(t[3], f"triples[{i}] confidence") if len(t) == 4 else 1.0
+        s, r, o = vocab.orient(t[0], t[1], t[2])
+        facts.append(Fact(s, r, o, conf))
+        labels.setdefault(s, t[0].strip())
+        labels.setdefault(o, t[2].strip())
+    known = set(_TEXT_FIELDS) | {"id", "unit_id", "utility_acts", "utilityActs", "acl", "triples", "facts", *_DATE_FIELDS}
+    extra = {k: v for k, v in obj.items() if k not in known}
+    if "features" in extra:
+        _check_features(extra["features"])
+    unit = Unit(uid.strip(), utility_acts=acts, acl=acl, effective_from=eff_from, effective_to=eff_to,
+                extra=json.dumps(extra, sort_keys=True), **{**values, "source": values["source"] or source})
+    return unit, facts, labels
+
+
+# only a \uD800-\uDFFF escape can put a lone surrogate into a parsed JSON string
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where a parsed JSON value holds a string with a lone surrogate (an unpaired ``\\uD800`` escape).
+
+    >>> _lone_surrogate({"id": "u", "triples": [["a", "r", "b\\ud800"]]})
+    "field 'triples'[0][2]"
+    >>> _lone_surrogate({"id": "ok"}) is None
+    True
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "the value"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, f"a key of {where or 'the object'}") or _lone_surrogate(
+                item, f"{where}[{key!r}]" if where else f"field {key!r}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """One knowledge unit per line (JSON Lines)."""
+    batch = Batch(source)
+    seen_ids: dict[str, int] = {}
+    any_line = False
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            batch.size += len(raw)
+            text, bad = _decode(raw, source, line_no)
+            if bad is not None:
+                batch.rejects.append(bad)
+                continue
+            if not text.strip():
+                continue
+            any_line = True
+            try:
+                obj = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
+                    ValidationError(f"{c} is not a finite number")))
+            except json.JSONDecodeError as exc:
+                batch.rejects.append(_reject(source, line_no, exc.colno, f"invalid JSON: {exc.msg}", text.rstrip()))
+                continue
+            except ValidationError as exc:
+                batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
+                continue
+            where = _lone_surrogate(obj) if _SURROGATE_ESCAPE.search(text) else None
+            if where is not None:
+                batch.rejects.append(_reject(source, line_no, 1, f"{where} is not valid Unicode: a lone surrogate "
+                                             "(an unpaired \\uD800-\\uDFFF escape)", text.rstrip()))
+                continue
+            try:
+                unit, facts, labels = parse_unit(obj, source, vocab)
+            except ValidationError as exc:
+                batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
+                continue
+            if unit.id in seen_ids:
+                batch.rejects.append(_reject(source, line_no, 1, f"unit id {unit.id!r} already appears on line "
+                                             f"{seen_ids[unit.id]}", text.rstrip()))
+                continue
+            seen_ids[unit.id] = line_no
+            batch.units.append((unit, line_no))
+            for f in facts:
+                batch.add_fact(f, line_no, unit.id)
+            for k, v in labels.items():
+                batch.labels.setdefault(k, v)
+            if len(batch.units) >= CHUNK:
+                yield batch
+                batch = Batch(source)
+    if not any_line and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no knowledge units", ""))
+    yield batch
+
+
+def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Markdown notes, one unit per section (see :mod:`thinkingdb.store.markdown`)."""
+    from .markdown import read_markdown as reader
+    return reader(path, source, vocab)
+
+
+def read_text(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Plain text through free-text extraction (see :mod:`thinkingdb.store.extract`)."""
+    from .markdown import read_text as reader
+    return reader(path, source, vocab)
+
+
+READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl, ".md": read_markdown,
+                              ".markdown": read_markdown, ".txt": read_text}
+"""Readers by file extension."""
+
+
+def reader_for(path: str) -> Reader:
+    """The reader for a file name, by extension.
+
+    >>> reader_for("notes.md").__name__, reader_for("edges.TSV").__name__
+    ('read_markdown', 'read_tsv')
+    """
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in READERS:
+        raise IngestError([Diagnostic(path, 0, 0, f"unsupported file type {ext or '(none)'!r}; supported: "
+                                      + ", ".join(sorted(READERS)))])
+    return READERS[ext]
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What an ingest wrote: ``{"units": N, "facts": N, "rejected": N}`` plus details."""
+
+    units: int
+    facts: int
+    rejected: int
+    rules: int = 0
+    declarations: int = 0
+    aliases: int = 0
+    sources: tuple[str, ...] = ()
+    rejects_path: str | None = None
+
+    def to_json(self) -> dict:
+        return {"units": self.units, "facts": self.facts, "rejected": self.rejected, "rules": self.rules,
+                "declarations": self.declarations, "aliases": self.aliases, "sources": list(self.sources),
+                "rejects_path": self.rejects_path}
+
+
+def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, rejects_path: str | None = None,
+           progress: bool | None = False) -> IngestReport:
+    """Ingest files into ``store`` in one transaction; see the module docstring for the contract.
+
+    A refused ingest raises :class:`IngestError` with every diagnostic and leaves the store file exactly
+    as it was; if the ``Store`` object had just created the file, the file is removed again.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "a.tsv"), "w").write("nginx\\tdependsOn\\topenssl\\t0.9\\n")
+    >>> with Store(os.path.join(d, "kb.sqlite")) as st:
+    ...     ingest(st, [os.path.join(d, "a.tsv")]).to_json()["facts"], [str(f.triple) for f in st.facts()]
+    (1, ['nginx depends_on openssl'])
+    """
+    for p in paths:
+        if not os.path.isfile(p):
+            raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
+        reader_for(p)
+    try:
+        return _ingest(store, paths, skip_invalid, rejects_path, progress)
+    except BaseException:
+        store.discard()  # only when this Store object created the file and nothing was ever committed
+        raise
+
+
+def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path: str | None,
+            progress: bool | None) -> IngestReport:
+    vocab = store.vocabulary()
+    totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
+    rejects: list[Reject] = []
+    with store.transaction():
+        for path in paths:
+            source = os.path.normpath(path)
+            kind = os.path.splitext(path)[1].lstrip(".").lower()
+            if store.has_source(source):
+                store.retract_source(source)
+            origin = store.source_id(source, kind)
+            bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
+            records = 0
+            for batch in reader_for(path)(path, source, vocab):
+                _check_units(store, batch)
+                rejects.extend(batch.rejects)
+                bar.update(batch.size, batch.records)
+                if rejects and not skip_invalid:
+                    if len(rejects) > MAX_DIAGNOSTICS:
+                        break
+                    continue  # keep reading to report every error; nothing will be committed
+                _write(store, origin, batch, totals)
+                records += batch.records
+            bar.done()
+            store.record_source(source, kind, records)
+        if rejects and not skip_invalid:
+            raise IngestError([r.diagnostic for r in rejects])
+    if rejects and rejects_path:
+        with open(rejects_path, "w", encoding="utf-8") as fh:
+            for r in rejects:
+                fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+    return IngestReport(totals["units"], totals["facts"], len(rejects), totals["rules"], totals["declarations"],
+                        totals["aliases"], tuple(os.path.normpath(p) for p in paths),
+                        rejects_path if rejects else None)
+
+
+def _check_units(store: Store, batch: Batch) -> None:
+    """Refuse units whose id another source already holds (retract that source first)."""
+    if not batch.units:
+        return
+    owners = store.unit_owner([u.id for u, _ in batch.units])
+    if not owners:
+        return
+    keep = []
+    for u, line in batch.units:
+        if u.id in owners:
+            batch.rejects.append(_reject(batch.source, line, 1, f"unit id {u.id!r} already belongs to source "
+                                         f"{owners[u.id]!r}", u.id))
+        else:
+            keep.append((u, line))
+    batch.units = keep
+    batch.rows = [r for r in batch.rows if r[5] not in owners]
+
+
+def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> None:
+    src = batch.source
+    if batch.labels:
+        store.add_label_rows(origin, batch.labels.items())
+    if batch.units:
+        store.add_units(batch.units, src)
+        totals["units"] += len(batch.units)
+    if batch.rows:
+        totals["facts"] += store.add_fact_rows(origin, batch.rows)
+    if batch.rules:
+        store.add_rules((r, src, line) for r, line in batch.rules)
+        totals["rules"] += len(batch.rules)
+    if batch.declarations:
+        store.add_declarations((d, src, line) for d, line in batch.declarations)
+        totals["declarations"] += len(batch.declarations)
+    if batch.aliases:
+        store.add_aliases((p, r, src, line) for p, r, line in batch.aliases)
+        totals["aliases"] += len(batch.aliases)
+
+
+__all__ = ["Batch", "IngestReport", "READERS", "Reject", "ingest", "parse_unit", "reader_for",
+           "read_jsonl", "read_markdown", "read_tdb", "read_text", "read_tsv", "ThinkingDBError"]

@@ -1,0 +1,329 @@
+"""Markdown notes and plain text as knowledge: one unit per ``#``/``##`` section, facts extracted from
+the prose, and fenced ``tdb`` blocks taken as written.
+
+A note (the Atlas layout of the seeds)::
+
+    atlas_id: kb-042            <- optional front-matter line in the first 32 lines: kept as provenance
+    # Title                     <- a unit: topic = title, claim = the text before the first ## heading
+    ## Section heading          <- a unit per section: topic = "Title: Section heading", claim = its body
+    ```tdb
+    nginx depends_on openssl.   <- explicit facts (and rules, declarations, aliases) taken as written
+    ```
+
+Front matter — a ``---`` block at the top, or ``key: value`` lines before the first heading — may also
+set ``role``, ``acl`` (comma-separated tags), ``region``, ``effective_from``, ``effective_to`` and
+``utility_acts`` for every unit of the file. Unit ids are ``<atlas_id or file>#<heading slug>``. Facts
+found in prose record the sentence and its character span (in the file) as provenance. Phrases of
+multi-word aliases in force (``alias "is maintained by" => maintained_by.``) extend the extraction.
+Headings, front matter and tdb blocks are not prose; other fenced code blocks are kept in the claim but
+never extracted from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..errors import ParseError, ValidationError
+from .extract import extract
+from .ingest import CHUNK, Batch, Reject, _check_date, _decode, _reject, read_whole
+from ..language import compile_source
+from ..model import Fact
+from ..normalize import Vocabulary, symbol_key
+from .sqlite import Unit
+
+FRONT_MATTER_LINES = 32
+_HEADING = re.compile(r"^(#{1,2})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)")
+_KEY_VALUE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_UNIT_KEYS = ("role", "acl", "region", "effective_from", "effective_to", "utility_acts")
+
+
+@dataclass
+class Section:
+    """One ``#`` or ``##`` section: heading (empty for text before any heading), body lines."""
+
+    level: int
+    heading: str
+    line: int                       # line of the heading (or of the first body line)
+    body: list[tuple[int, str]] = field(default_factory=list)   # (line number, text)
+
+
+def slug(text: str) -> str:
+    """A heading as an id fragment.
+
+    >>> slug("Secure Execution: What & Why?")
+    'secure-execution-what-why'
+    """
+    s = re.sub(r"[^\w]+", "-", text.casefold()).strip("-")
+    return s or "section"
+
+
+def parse_front_matter(lines: list[str]) -> tuple[dict[str, str], set[int]]:
+    """``key: value`` pairs of the front matter and the (0-based) indexes of the lines they used.
+
+    >>> parse_front_matter(["---", "atlas_id: kb-1", "role: policy", "---", "# T"])
+    ({'atlas_id': 'kb-1', 'role': 'policy'}, {0, 1, 2, 3})
+    >>> parse_front_matter(["# Title", "atlas_id: kb-7", "text"])
+    ({'atlas_id': 'kb-7'}, {1})
+    """
+    meta: dict[str, str] = {}
+    used: set[int] = set()
+    if lines and lines[0].strip() == "---":
+        for i in range(1, min(len(lines), 200)):
+            if lines[i].strip() in ("---", "..."):
+                used |= set(range(i + 1))
+                for j in range(1, i):
+                    m = _KEY_VALUE.match(lines[j])
+                    if m:
+                        meta[m.group(1).lower()] = m.group(2).strip("\"'")
+                return meta, used
+    fenced = False
+    for i, line in enumerate(lines[:FRONT_MATTER_LINES]):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = _KEY_VALUE.match(line)
+        if fenced or not m:
+            continue
+        key = m.group(1).lower()
+        if key == "atlas_id" or (key in _UNIT_KEYS and not any(_HEADING.match(x) for x in lines[:i])):
+            meta[key] = m.group(2).strip("\"'")
+            used.add(i)
+    return meta, used
+
+
+def _sections(lines: list[str], skip: set[int]) -> list[Section]:
+    sections: list[Section] = []
+    current = Section(0, "", 1)
+    fence = None
+    for i, line in enumerate(lines):
+        if i in skip:
+            continue
+        f = _FENCE.match(line)
+        if f:
+            fence = None if fence and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) else (fence or f.group(1))
+        m = None if fence or f else _HEADING.match(line)
+        if m:
+            sections.append(current)
+            current = Section(len(m.group(1)), m.group(2).strip(), i + 1)
+        else:
+            current.body.append((i + 1, line))
+    sections.append(current)
+    return [s for s in sections if s.heading or any(t.strip() for _, t in s.body)]
+
+
+def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[tuple[int, list[str]]], str]:
+    """(prose lines, tdb blocks as (first line, lines), claim text without the tdb blocks)."""
+    prose: list[tuple[int, str]] = []
+    blocks: list[tuple[int, list[str]]] = []
+    claim: list[str] = []
+    fence, lang, block = None, "", []
+    for ln, text in body:
+        f = _FENCE.match(text)
+        if fence is None and f:
+            fence, lang, block = f.group(1), f.group(2).lower(), []
+            if lang != "tdb":
+                claim.append(text)
+            continue
+        if fence is not None and f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not f.group(2):
+            if lang == "tdb":
+                blocks.append((block[0][0] if block else ln, [t for _, t in block]))
+            else:
+                claim.append(text)
+            fence = None
+            continue
+        if fence is not None:
+            block.append((ln, text))
+            if lang != "tdb":
+                claim.append(text)
+            continue
+        prose.append((ln, text))
+        claim.append(text)
+    if fence is not None and lang == "tdb":
+        blocks.append((block[0][0] if block else 0, [t for _, t in block]))
+    return prose, blocks, "\n".join(claim).strip()
+
+
+def _phrases(vocab: Vocabulary) -> dict[str, str]:
+    return {k.replace("_", " "): v for k, v in vocab.aliases.items() if "_" in k}
+
+
+def _unit_fields(meta: dict[str, str]) -> dict:
+    out: dict = {}
+    if "role" in meta:
+        out["role"] = meta["role"]
+    if "region" in meta:
+        out["region"] = meta["region"]
+    for key in ("acl", "utility_acts"):
+        if key in meta:
+            out[key] = tuple(t.strip() for t in meta[key].strip("[]").split(",") if t.strip())
+    for key in ("effective_from", "effective_to"):
+        if key in meta:
+            out[key] = _check_date(meta[key], key)
+    return out
+
+
+def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batch: Batch | None = None) -> Batch:
+    """The units, facts and rejects of one Markdown note.
+
+    >>> b = parse_markdown("atlas_id: kb-1\\n# nginx\\nnginx uses OpenSSL.\\n## Build\\n```tdb\\nnginx depends_on pcre.\\n```\\n",
+    ...                    "notes/nginx.md")
+    >>> [(u.id, u.topic, u.claim, u.source) for u, _ in b.units]
+    [('kb-1#nginx', 'nginx', 'nginx uses OpenSSL.', 'atlas:kb-1'), ('kb-1#build', 'nginx: Build', '', 'atlas:kb-1')]
+    >>> [(r[:3], r[4], r[5]) for r in b.rows]
+    [(('nginx', 'uses', 'openssl'), 3, 'kb-1#nginx'), (('nginx', 'depends_on', 'pcre'), 6, 'kb-1#build')]
+    """
+    vocab = vocab if vocab is not None else Vocabulary()
+    batch = batch if batch is not None else Batch(source)
+    lines = text.split("\n")
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln) + 1)
+    meta, used = parse_front_matter(lines)
+    try:
+        fields = _unit_fields(meta)
+    except ValidationError as exc:
+        batch.rejects.append(_reject(source, min(used or {0}) + 1, 1, f"front matter: {exc}", ""))
+        return batch
+    atlas = meta.get("atlas_id", "").strip()
+    base = atlas or source
+    extra = {"file": source, **({"atlas_id": atlas} if atlas else {})}
+    title = ""
+    seen_ids: dict[str, int] = {}
+    pending: list[tuple[Section, str, list, list, str]] = []
+    for sec in _sections(lines, used):
+        if sec.level == 1:
+            title = sec.heading
+        topic = sec.heading if sec.level < 2 or not title else f"{title}: {sec.heading}"
+        prose, blocks, claim = _split_body(sec.body)
+        uid = f"{base}#{slug(sec.heading or title or 'preamble')}"
+        n = seen_ids.get(uid, 0) + 1
+        seen_ids[uid] = n
+        if n > 1:
+            uid = f"{uid}-{n}"
+        pending.append((sec, uid, prose, blocks, claim))
+        for first, block in blocks:  # pass 1: tdb blocks, so their aliases also guide extraction
+            _tdb_block(batch, "\n".join(block), source, first, uid, vocab)
+        if claim or blocks:
+            unit = Unit(uid, topic=topic, claim=claim, source=f"atlas:{atlas}" if atlas else source,
+                        chunk=sec.heading, extra=json.dumps({**extra, "heading_line": sec.line}, sort_keys=True),
+                        **fields)
+            batch.units.append((unit, sec.line))
+    phrases = _phrases(vocab)
+    for sec, uid, prose, _, _ in pending:  # pass 2: prose
+        if not prose or not any(u.id == uid for u, _ in batch.units):
+            continue
+        _extract_into(batch, prose, offsets, source, vocab, phrases, uid)
+    batch.rows.sort(key=lambda r: r[4])  # file order (tdb blocks were compiled first)
+    return batch
+
+
+def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, vocab: Vocabulary) -> None:
+    shifted = "\n" * (first_line - 1) + text  # diagnostics then carry file line numbers
+    try:
+        program = compile_source(shifted, source, vocab)
+    except ParseError as exc:
+        lines = shifted.split("\n")
+        for d in exc.diagnostics:
+            batch.rejects.append(Reject(d, lines[d.line - 1] if 0 < d.line <= len(lines) else ""))
+        return
+    for f, line in program.facts:
+        batch.add_fact(f, line, uid)
+    for k, v in program.labels.items():
+        batch.labels.setdefault(k, v)
+    batch.rules += program.rules
+    batch.declarations += program.declarations
+    batch.aliases += program.aliases
+
+
+def _extract_into(batch: Batch, prose: list[tuple[int, str]], offsets: list[int], source: str,
+                  vocab: Vocabulary, phrases: dict[str, str], uid: str | None) -> None:
+    # Paragraphs of consecutive lines, so a sentence may span lines but never a blank line or a gap.
+    para: list[tuple[int, str]] = []
+    for item in prose + [(0, "")]:
+        ln, text = item
+        if text.strip() and (not para or para[-1][0] == ln - 1):
+            para.append(item)
+            continue
+        if para:
+            _extract_paragraph(batch, para, offsets[para[0][0] - 1], source, vocab, phrases, uid)
+        para = [item] if text.strip() else []
+
+
+def _extract_paragraph(batch: Batch, para: list[tuple[int, str]], base: int, source: str,
+                       vocab: Vocabulary, phrases: dict[str, str], uid: str | None) -> None:
+    """Facts of consecutive lines ``para``; ``base`` is the character offset of its first line."""
+    text = "\n".join(t for _, t in para)
+    first = para[0][0]
+    for x in extract(text, phrases):
+        line = first + text.count("\n", 0, x.start)
+        try:
+            s, r, o = vocab.orient(x.subject, x.relation, x.object)
+            fact = Fact(s, r, o)
+            ks, ko = symbol_key(x.subject), symbol_key(x.object)
+        except ValidationError as exc:
+            batch.rejects.append(_reject(source, line, 1, str(exc), x.sentence))
+            continue
+        detail = x.detail()
+        detail["span"] = [base + x.start, base + x.end]
+        batch.add_fact(fact, line, uid, detail)
+        batch.labels.setdefault(ks, x.subject)
+        batch.labels.setdefault(ko, x.object)
+
+
+def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Reader for ``.md`` / ``.markdown`` files (see the module docstring)."""
+    text, batch = read_whole(path, source)
+    if text is not None:
+        parse_markdown(text.replace("\r\n", "\n"), source, vocab, batch)
+        if not batch.units and not batch.rejects:
+            batch.rejects.append(_reject(source, 1, 1, "the file holds no sections with text", ""))
+    yield batch
+
+
+def read_text(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Reader for ``.txt``: facts extracted from every paragraph, streamed (no units).
+
+    Each fact records its line, sentence and the sentence's character span in the file.
+    """
+    phrases = _phrases(vocab)
+    batch = Batch(source)
+    para: list[tuple[int, str]] = []
+    offsets_base = 0
+    para_base = 0
+    any_text = False
+
+    def flush() -> None:
+        if para:
+            _extract_paragraph(batch, para, para_base, source, vocab, phrases, None)
+
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            decoded, bad = _decode(raw, source, line_no)
+            batch.size += len(raw)
+            if bad is not None:
+                batch.rejects.append(bad)
+                decoded = ""
+            text = decoded.rstrip("\r\n")
+            if text.strip():
+                any_text = True
+                if not para:
+                    para_base = offsets_base
+                para.append((line_no, text))
+            else:
+                flush()
+                para = []
+                if len(batch.rows) >= CHUNK:
+                    yield batch
+                    batch = Batch(source)
+            offsets_base += len(decoded) if bad is None else len(raw)
+    flush()
+    if not any_text and not batch.rejects:
+        batch.rejects.append(_reject(source, 1, 1, "the file holds no text", ""))
+    yield batch
+
+
+__all__ = ["Section", "parse_front_matter", "parse_markdown", "read_markdown", "read_text", "slug"]

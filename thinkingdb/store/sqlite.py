@@ -1,0 +1,523 @@
+"""The embedded store: one SQLite file (WAL mode) holding units, facts, provenance, rules,
+declarations, aliases, labels and saved lane indexes.
+
+The file is stamped with an application id and a schema version; a foreign or newer file is refused,
+never overwritten. Writes happen inside :meth:`Store.transaction`, so an ingest that fails or is killed
+leaves the previous state intact.
+
+Layout (schema 2). Every ingested file is a row of ``sources`` with a small integer id, its *origin*;
+everything else records the origin that contributed it, so :meth:`Store.retract_source` can remove a
+file's contribution exactly — labels, rules, declarations and aliases are kept per origin too, and the
+one in force is the one from the earliest (labels) or latest (rules) origin still present. Facts have an
+integer id; provenance rows point at it, which keeps the hot insert path to one text index::
+
+    sources(id, source, kind, ingested_at, records)
+    facts(id, subject, relation, object, confidence)      UNIQUE (subject, relation, object)
+    provenance(fact, origin, line, unit_id, confidence, detail)
+    symbols(origin, key, label)   units(id, origin, ...)   rules / declarations / aliases (…, origin)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..errors import StoreError
+from ..model import Atom, Declaration, Fact, Rule, Term, Triple, Var
+from ..normalize import Vocabulary
+
+APPLICATION_ID = 0x54444231  # "TDB1"
+SCHEMA_VERSION = 2
+DEFAULT_PATH = "./thinkingdb.sqlite"
+CACHE_KIB = 65536  # page cache: index maintenance of large ingests stays in memory up to this size
+
+_SCHEMA = """
+CREATE TABLE sources (id INTEGER PRIMARY KEY, source TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+    ingested_at TEXT NOT NULL, records INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE symbols (origin INTEGER NOT NULL, key TEXT NOT NULL, label TEXT NOT NULL,
+    PRIMARY KEY (origin, key)) WITHOUT ROWID;
+CREATE TABLE facts (id INTEGER PRIMARY KEY,
+    subject TEXT NOT NULL, relation TEXT NOT NULL, object TEXT NOT NULL,
+    confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    UNIQUE (subject, relation, object));
+CREATE TABLE provenance (fact INTEGER NOT NULL, origin INTEGER NOT NULL, line INTEGER NOT NULL DEFAULT 0,
+    unit_id TEXT, confidence REAL NOT NULL, detail TEXT);
+CREATE INDEX provenance_fact ON provenance (fact);
+CREATE INDEX provenance_origin ON provenance (origin);
+CREATE INDEX provenance_unit ON provenance (unit_id) WHERE unit_id IS NOT NULL;
+CREATE TABLE units (
+    id TEXT PRIMARY KEY, origin INTEGER NOT NULL, role TEXT, topic TEXT, claim TEXT, condition TEXT,
+    procedure TEXT, utility_acts TEXT, utility_note TEXT, source TEXT, chunk TEXT, acl TEXT, region TEXT,
+    effective_from TEXT, effective_to TEXT, extra TEXT, line INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX units_origin ON units (origin);
+CREATE TABLE rules (name TEXT NOT NULL, origin INTEGER NOT NULL, body TEXT NOT NULL, line INTEGER NOT NULL,
+    PRIMARY KEY (name, origin));
+CREATE TABLE declarations (relation TEXT NOT NULL, kind TEXT NOT NULL, other TEXT NOT NULL DEFAULT '',
+    origin INTEGER NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (relation, kind, other, origin));
+CREATE TABLE aliases (phrase TEXT NOT NULL, relation TEXT NOT NULL, origin INTEGER NOT NULL,
+    line INTEGER NOT NULL, PRIMARY KEY (phrase, origin));
+CREATE TABLE lane_indexes (name TEXT PRIMARY KEY, params TEXT NOT NULL, data BLOB NOT NULL,
+    built_at TEXT NOT NULL, generation INTEGER NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+UNIT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_acts", "utility_note",
+               "source", "chunk", "acl", "region", "effective_from", "effective_to")
+
+FactRow = tuple  # (subject, relation, object, confidence, line, unit_id | None, detail JSON | None)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A knowledge unit: the seed fields, provenance, access control and validity dates."""
+
+    id: str
+    role: str = ""
+    topic: str = ""
+    claim: str = ""
+    condition: str = ""
+    procedure: str = ""
+    utility_acts: tuple[str, ...] = ()
+    utility_note: str = ""
+    source: str = ""
+    chunk: str = ""
+    acl: tuple[str, ...] = ()
+    region: str = ""
+    effective_from: str = ""
+    effective_to: str = ""
+    extra: str = "{}"
+
+    def text_fields(self) -> dict[str, str]:
+        """The searchable fields (utility_acts joined by spaces, as DS009 indexes them).
+
+        >>> Unit("u1", topic="TLS", utility_acts=("secure", "audit")).text_fields()
+        {'topic': 'TLS', 'utility_acts': 'secure audit'}
+        """
+        out = {"role": self.role, "topic": self.topic, "claim": self.claim, "condition": self.condition,
+               "procedure": self.procedure, "utility_acts": " ".join(self.utility_acts),
+               "utility_note": self.utility_note}
+        return {k: v for k, v in out.items() if v}
+
+
+def _encode_term(t: Term) -> Any:
+    return {"var": t.name} if isinstance(t, Var) else t
+
+
+def _decode_term(t: Any) -> Term:
+    return Var(t["var"]) if isinstance(t, dict) else t
+
+
+def rule_to_json(rule: Rule) -> str:
+    """A rule as the JSON text stored in the ``rules`` table (round-trips through :func:`rule_from_json`).
+
+    >>> r = Rule("r", (Atom(Var("x"), "uses", Var("y")),), Atom(Var("y"), "used_by", Var("x")), 0.5)
+    >>> rule_from_json("r", rule_to_json(r)) == r
+    True
+    """
+    atoms = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.premises]
+    h = rule.head
+    return json.dumps({"weight": rule.weight, "premises": atoms,
+                       "head": [_encode_term(h.subject), h.relation, _encode_term(h.object)]})
+
+
+def rule_from_json(name: str, body: str) -> Rule:
+    """The inverse of :func:`rule_to_json`."""
+    d = json.loads(body)
+    atom = lambda a: Atom(_decode_term(a[0]), a[1], _decode_term(a[2]))  # noqa: E731
+    return Rule(name, tuple(atom(a) for a in d["premises"]), atom(d["head"]), d["weight"])
+
+
+def _check_file(path: str) -> bool:
+    """True when ``path`` exists and is non-empty; raise if it is not an SQLite file."""
+    if not os.path.exists(path):
+        return False
+    if os.path.isdir(path):
+        raise StoreError(f"{path}: is a directory, not a ThinkingDB store")
+    if os.path.getsize(path) == 0:
+        return False
+    with open(path, "rb") as fh:
+        header = fh.read(16)
+    if header != b"SQLite format 3\x00":
+        raise StoreError(f"{path}: not a ThinkingDB store (not an SQLite file); refusing to overwrite it")
+    return True
+
+
+class Store:
+    """An open ThinkingDB SQLite file.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+    >>> with Store(path) as st:
+    ...     with st.transaction():
+    ...         n = st.add_facts([(Fact("a", "r", "b", 0.5), "doc.tdb", 1, None)])
+    ...     [str(f.triple) for f in st.facts()], st.provenance(Triple("a", "r", "b"))[0]["source"]
+    (['a r b'], 'doc.tdb')
+    """
+
+    def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False):
+        self.path = str(path)
+        existed = _check_file(self.path)
+        if not existed and (readonly or not create):
+            raise StoreError(f"{self.path}: no such store; run `thinkingdb ingest` first")
+        self.created = not existed and not os.path.exists(self.path)
+        self.readonly = readonly
+        self._closed = self._discarded = False
+        self._open()
+
+    def _open(self) -> None:
+        try:
+            uri = f"file:{os.path.abspath(self.path)}?mode={'ro' if self.readonly else 'rwc'}"
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self._init(self.readonly)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot open store: {exc}") from exc
+        self.generation = self._generation()
+        self._stage = False
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The SQLite connection (a store discarded after a failed first ingest is created again on use)."""
+        if self._discarded:
+            self._discarded = self._closed = False
+            self._open()
+        return self._conn
+
+    def _init(self, readonly: bool) -> None:
+        c = self.conn
+        c.execute("PRAGMA busy_timeout = 5000")
+        app = c.execute("PRAGMA application_id").fetchone()[0]
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app == 0 and tables == 0:
+            if readonly:
+                raise StoreError(f"{self.path}: empty store")
+            c.execute("PRAGMA journal_mode = WAL")
+            c.execute("BEGIN IMMEDIATE")
+            for stmt in _SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            c.execute("INSERT INTO meta VALUES ('generation', '0')")
+            c.execute("COMMIT")
+        elif app != APPLICATION_ID:
+            raise StoreError(f"{self.path}: a foreign SQLite database (application id {app:#x}), not a "
+                             "ThinkingDB store; refusing to touch it")
+        elif version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: written by a newer ThinkingDB (schema {version}, this one reads "
+                             f"{SCHEMA_VERSION}); upgrade thinkingdb")
+        elif version < SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: schema {version} is older than {SCHEMA_VERSION} and has no migration; "
+                             "ingest the sources again into a new store")
+        elif not readonly:
+            c.execute("PRAGMA journal_mode = WAL")
+        # Connection settings, set once here, never inside a transaction.
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        c.execute("PRAGMA temp_store = MEMORY")
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._conn.close()
+
+    def discard(self) -> bool:
+        """Close and delete the file if this object created it and nothing was ever committed.
+
+        An ingest that fails into a brand-new store calls this, so no empty store is left behind.
+        Using the store afterwards creates the file again. Returns whether the file was removed.
+        """
+        if not self.created or self._closed or self._generation() != 0:
+            return False
+        self.close()
+        self._discarded = True
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(self.path + suffix)
+            except FileNotFoundError:
+                pass
+        return True
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._discarded:
+            self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing writes; bumps the store generation so cached graphs know to reload."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from exc
+        try:
+            yield
+            self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.generation = self._generation()
+
+    def _generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def current_generation(self) -> int:
+        """The generation as stored now (another process may have written)."""
+        return self._generation()
+
+    # -- sources -----------------------------------------------------------------------------------
+    def source_id(self, source: str, kind: str = "") -> int:
+        """The origin id of ``source``, registering it (call inside a transaction)."""
+        row = self.conn.execute("SELECT id FROM sources WHERE source = ?", (source,)).fetchone()
+        if row is not None:
+            return row[0]
+        kind = kind or os.path.splitext(source)[1].lstrip(".") or "api"
+        return self.conn.execute("INSERT INTO sources (source, kind, ingested_at) VALUES (?, ?, datetime('now'))",
+                                 (source, kind)).lastrowid
+
+    def has_source(self, source: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM sources WHERE source = ?", (source,)).fetchone() is not None
+
+    def record_source(self, source: str, kind: str, records: int) -> None:
+        """Set the record count (and kind) of a source, registering it if needed."""
+        origin = self.source_id(source, kind)
+        self.conn.execute("UPDATE sources SET kind = ?, records = ? WHERE id = ?", (kind, records, origin))
+
+    # -- writing -----------------------------------------------------------------------------------
+    def add_labels(self, labels: dict[str, str], source: str = "<api>") -> None:
+        """Display labels of symbol keys (the first label a source gives is kept)."""
+        self.add_label_rows(self.source_id(source), labels.items())
+
+    def add_label_rows(self, origin: int, items: Iterable[tuple[str, str]]) -> None:
+        self.conn.executemany(f"INSERT OR IGNORE INTO symbols VALUES ({int(origin)}, ?, ?)", items)
+
+    def add_facts(self, rows: Iterable[tuple[Fact, str, int, str | None]]) -> int:
+        """Insert facts with provenance; a duplicate triple keeps the highest confidence."""
+        by_source: dict[str, list[FactRow]] = {}
+        for f, src, line, unit in rows:
+            by_source.setdefault(src, []).append((f.subject, f.relation, f.object, f.confidence, line, unit, None))
+        return sum(self.add_fact_rows(self.source_id(src), batch) for src, batch in by_source.items())
+
+    def add_fact_rows(self, origin: int, rows: Sequence[FactRow]) -> int:
+        """The fast path: validated canonical rows ``(s, r, o, confidence, line, unit_id, detail)``.
+
+        Rows go to a temporary staging table with one ``executemany``; two set-based statements then
+        merge them into ``facts`` (max confidence) and append their provenance, in file order.
+        """
+        c = self.conn
+        if not self._stage:
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS stage (s TEXT, r TEXT, o TEXT, c REAL, line INTEGER, "
+                      "unit TEXT, detail TEXT)")
+            self._stage = True
+        c.execute("DELETE FROM temp.stage")
+        c.executemany("INSERT INTO temp.stage VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        # Sorted, so the unique index is walked in order rather than at random (large random inputs).
+        c.execute("INSERT INTO facts (subject, relation, object, confidence) SELECT s, r, o, c FROM temp.stage "
+                  "WHERE true ORDER BY s, r, o ON CONFLICT (subject, relation, object) DO UPDATE SET "
+                  "confidence = max(confidence, excluded.confidence)")
+        c.execute(f"INSERT INTO provenance SELECT f.id, {int(origin)}, st.line, st.unit, st.c, st.detail "
+                  "FROM temp.stage st JOIN facts f ON f.subject = st.s AND f.relation = st.r AND f.object = st.o "
+                  "ORDER BY st.rowid")
+        return len(rows)
+
+    def add_rules(self, rules: Iterable[tuple[Rule, str, int]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO rules VALUES (?, ?, ?, ?)",
+                              [(r.name, self.source_id(src), rule_to_json(r), line) for r, src, line in rules])
+
+    def add_declarations(self, decls: Iterable[tuple[Declaration, str, int]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO declarations VALUES (?, ?, ?, ?, ?)",
+                              [(d.relation, d.kind, d.other or "", self.source_id(src), line)
+                               for d, src, line in decls])
+
+    def add_aliases(self, aliases: Iterable[tuple[str, str, str, int]]) -> None:
+        from ..normalize import relation_key
+        self.conn.executemany("INSERT OR REPLACE INTO aliases VALUES (?, ?, ?, ?)",
+                              [(relation_key(p), r, self.source_id(src), line) for p, r, src, line in aliases])
+
+    def unit_owner(self, unit_ids: Sequence[str]) -> dict[str, str]:
+        """Which source already holds each of ``unit_ids`` (absent ids are left out)."""
+        out: dict[str, str] = {}
+        ids = list(unit_ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            sql = ("SELECT u.id, s.source FROM units u JOIN sources s ON s.id = u.origin WHERE u.id IN ("
+                   + ",".join("?" * len(part)) + ")")
+            out.update(self.conn.execute(sql, part))
+        return out
+
+    def add_units(self, units: Iterable[tuple[Unit, int]], source: str | None = None) -> None:
+        """Insert units; ``source`` (the ingested file) defaults to each unit's own ``source`` field."""
+        rows = []
+        for u, line in units:
+            origin = self.source_id(source if source is not None else (u.source or "<api>"))
+            rows.append((u.id, origin, u.role, u.topic, u.claim, u.condition, u.procedure,
+                         json.dumps(list(u.utility_acts)), u.utility_note, u.source, u.chunk,
+                         json.dumps(list(u.acl)), u.region, u.effective_from, u.effective_to, u.extra, line))
+        self.conn.executemany("INSERT OR REPLACE INTO units VALUES (" + ",".join("?" * 17) + ")", rows)
+
+    def retract_source(self, source: str) -> dict[str, int]:
+        """Remove everything a source contributed, as if it had never been ingested (call inside a
+        transaction). Facts asserted elsewhere too stay, with the max of their remaining confidences."""
+        c = self.conn
+        row = c.execute("SELECT id FROM sources WHERE source = ?", (source,)).fetchone()
+        if row is None:
+            return {"facts": 0, "units": 0, "provenance": 0}
+        origin = row[0]
+        c.execute("CREATE TEMP TABLE IF NOT EXISTS touched (fact INTEGER PRIMARY KEY)")
+        c.execute("DELETE FROM temp.touched")
+        c.execute("INSERT OR IGNORE INTO temp.touched SELECT fact FROM provenance WHERE origin = ?", (origin,))
+        removed = c.execute("DELETE FROM provenance WHERE origin = ?", (origin,)).rowcount
+        facts = c.execute("DELETE FROM facts WHERE id IN (SELECT fact FROM temp.touched) AND NOT EXISTS "
+                          "(SELECT 1 FROM provenance p WHERE p.fact = facts.id)").rowcount
+        c.execute("UPDATE facts SET confidence = (SELECT max(p.confidence) FROM provenance p WHERE p.fact = facts.id) "
+                  "WHERE id IN (SELECT fact FROM temp.touched)")
+        units = c.execute("DELETE FROM units WHERE origin = ?", (origin,)).rowcount
+        for table in ("symbols", "rules", "declarations", "aliases"):
+            c.execute(f"DELETE FROM {table} WHERE origin = ?", (origin,))
+        c.execute("DELETE FROM sources WHERE id = ?", (origin,))
+        c.execute("DELETE FROM temp.touched")
+        return {"facts": facts, "units": units, "provenance": removed}
+
+    def save_index(self, name: str, params: dict, data: bytes) -> None:
+        """Save a lane index blob with its parameters (round-trips through :meth:`load_index`)."""
+        self.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
+                          (name, json.dumps(params, sort_keys=True), data, self.current_generation()))
+
+    def load_index(self, name: str) -> tuple[dict, bytes, int] | None:
+        """``(params, data, generation)`` of a saved lane index, or None."""
+        row = self.conn.execute("SELECT params, data, generation FROM lane_indexes WHERE name = ?", (name,)).fetchone()
+        return None if row is None else (json.loads(row[0]), row[1], row[2])
+
+    # -- reading -----------------------------------------------------------------------------------
+    def facts(self) -> Iterator[Fact]:
+        for s, r, o, c in self.conn.execute("SELECT subject, relation, object, confidence FROM facts"):
+            yield Fact(s, r, o, c)
+
+    def fact_rows(self) -> list[tuple[str, str, str, float]]:
+        return self.conn.execute("SELECT subject, relation, object, confidence FROM facts").fetchall()
+
+    def provenance(self, t: Triple) -> list[dict]:
+        """Every file, line and unit an asserted fact came from (extracted facts add their sentence)."""
+        rows = self.conn.execute(
+            "SELECT p.confidence, s.source, p.line, p.unit_id, p.detail FROM facts f "
+            "JOIN provenance p ON p.fact = f.id JOIN sources s ON s.id = p.origin "
+            "WHERE f.subject = ? AND f.relation = ? AND f.object = ? ORDER BY s.source, p.line, p.rowid",
+            (t.subject, t.relation, t.object))
+        out = []
+        for c, s, ln, u, detail in rows:
+            d = {"confidence": c, "source": s, "line": ln, "unit_id": u}
+            if detail:
+                d.update(json.loads(detail))
+            out.append(d)
+        return out
+
+    def fact_confidence(self, t: Triple) -> float | None:
+        row = self.conn.execute("SELECT confidence FROM facts WHERE subject = ? AND relation = ? AND object = ?",
+                                (t.subject, t.relation, t.object)).fetchone()
+        return None if row is None else row[0]
+
+    def labels(self) -> dict[str, str]:
+        """Display label per symbol key: the one given by the earliest source still present."""
+        return {k: lab for k, lab, _ in
+                self.conn.execute("SELECT key, label, min(origin) FROM symbols GROUP BY key")}
+
+    def rules(self) -> list[Rule]:
+        """Rules in force: for each name, the one of the latest source."""
+        return [rule_from_json(n, b) for n, b, _ in
+                self.conn.execute("SELECT name, body, max(origin) FROM rules GROUP BY name ORDER BY name")]
+
+    def declarations(self) -> list[Declaration]:
+        return [Declaration(r, k, o or None) for r, k, o in
+                self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
+                                  "ORDER BY relation, kind, other")]
+
+    def vocabulary(self) -> Vocabulary:
+        v = Vocabulary()
+        for phrase, rel, _ in self.conn.execute("SELECT phrase, relation, max(origin) FROM aliases "
+                                                "GROUP BY phrase ORDER BY phrase"):
+            v.aliases[phrase] = rel
+        for d in self.declarations():
+            if d.kind == "inverse" and d.other:
+                v.inverses[d.other] = d.relation
+        return v
+
+    def units(self) -> Iterator[Unit]:
+        for row in self.conn.execute(f"SELECT {_UNIT_COLUMNS} FROM units ORDER BY id"):
+            yield _unit(row)
+
+    def unit(self, unit_id: str) -> Unit | None:
+        row = self.conn.execute(f"SELECT {_UNIT_COLUMNS} FROM units WHERE id = ?", (unit_id,)).fetchone()
+        return None if row is None else _unit(row)
+
+    def unit_facts(self) -> dict[str, list[Triple]]:
+        out: dict[str, list[Triple]] = {}
+        for s, r, o, u in self.conn.execute(
+                "SELECT f.subject, f.relation, f.object, p.unit_id FROM provenance p JOIN facts f ON f.id = p.fact "
+                "WHERE p.unit_id IS NOT NULL ORDER BY p.unit_id, f.subject, f.relation, f.object"):
+            lst = out.setdefault(u, [])
+            t = Triple(s, r, o)
+            if not lst or lst[-1] != t:
+                lst.append(t)
+        return out
+
+    def sources(self) -> list[dict]:
+        return [{"source": s, "kind": k, "ingested_at": t, "records": n}
+                for s, k, t, n in self.conn.execute("SELECT source, kind, ingested_at, records FROM sources "
+                                                    "ORDER BY source")]
+
+    def dump(self) -> dict[str, list[tuple]]:
+        """The logical content of every table, origin ids resolved to source names and sorted; two stores
+        holding the same knowledge dump equal (used to check that retract is exact).
+
+        >>> import tempfile, os
+        >>> with Store(os.path.join(tempfile.mkdtemp(), "kb.sqlite")) as st:
+        ...     sorted(st.dump())
+        ['aliases', 'declarations', 'facts', 'lane_indexes', 'provenance', 'rules', 'sources', 'symbols', 'units']
+        """
+        q = lambda sql: sorted(self.conn.execute(sql).fetchall(), key=repr)  # noqa: E731
+        src = "(SELECT source FROM sources WHERE id = origin)"
+        return {
+            "sources": q("SELECT source, kind, records FROM sources"),
+            "symbols": q(f"SELECT key, label, {src} FROM symbols"),
+            "facts": q("SELECT subject, relation, object, confidence FROM facts"),
+            "provenance": q(f"SELECT f.subject, f.relation, f.object, {src}, line, unit_id, p.confidence, detail "
+                            "FROM provenance p JOIN facts f ON f.id = p.fact"),
+            "units": q(f"SELECT {_UNIT_COLUMNS}, line, {src} FROM units"),
+            "rules": q(f"SELECT name, body, line, {src} FROM rules"),
+            "declarations": q(f"SELECT relation, kind, other, line, {src} FROM declarations"),
+            "aliases": q(f"SELECT phrase, relation, line, {src} FROM aliases"),
+            "lane_indexes": q("SELECT name, params, data FROM lane_indexes"),
+        }
+
+    def stats(self) -> dict[str, int]:
+        q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {"facts": q("SELECT count(*) FROM facts"), "provenance": q("SELECT count(*) FROM provenance"),
+                "symbols": q("SELECT count(DISTINCT key) FROM symbols"),
+                "relations": q("SELECT count(DISTINCT relation) FROM facts"), "units": q("SELECT count(*) FROM units"),
+                "rules": q("SELECT count(DISTINCT name) FROM rules"),
+                "declarations": q("SELECT count(*) FROM (SELECT DISTINCT relation, kind, other FROM declarations)"),
+                "aliases": q("SELECT count(DISTINCT phrase) FROM aliases"), "sources": q("SELECT count(*) FROM sources"),
+                "schema_version": SCHEMA_VERSION}
+
+
+_UNIT_COLUMNS = ("id, role, topic, claim, condition, procedure, utility_acts, utility_note, source, chunk, acl, "
+                 "region, effective_from, effective_to, extra")
+
+
+def _unit(row) -> Unit:
+    (uid, role, topic, claim, condition, procedure, acts, note, source, chunk, acl, region, eff_from, eff_to,
+     extra) = row
+    return Unit(uid, role or "", topic or "", claim or "", condition or "", procedure or "",
+                tuple(json.loads(acts or "[]")), note or "", source or "", chunk or "", tuple(json.loads(acl or "[]")),
+                region or "", eff_from or "", eff_to or "", extra or "{}")
