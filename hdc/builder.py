@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -10,16 +10,14 @@ import numpy.typing as npt
 from .tokenrows import TokenCache
 from .errors import FieldError
 
-if TYPE_CHECKING:
-    from .index import HDCIndex
-
 __all__ = ["add_pairs"]
 
 _MATRIX_FIELDS = ("topic", "claim", "acts")
 
 
-def add_pairs(index: HDCIndex, units: Iterable[tuple[str, Mapping[str, str | Sequence[str]]]], batch_size: int) -> int:
-    """Encode and store ``(unit_id, fields)`` pairs batch by batch; on any error put ``index`` back
+def add_pairs(index: Any, units: Iterable[tuple[str, Mapping[str, str | Sequence[str]]]], batch_size: int) -> int:
+    """Encode and store ``(unit_id, fields)`` pairs in ``index`` (an :class:`hdc.HDCIndex`, typed
+    loosely: the index imports this module) batch by batch; on any error put ``index`` back
     as it was (new ids dropped, replaced rows restored) and raise. Returns the number of pairs read."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")

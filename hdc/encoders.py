@@ -31,7 +31,7 @@ from .errors import FieldError
 from .ops import bundle, permute
 from .tally import Tally
 from .bulk import encode_texts, weight_scale
-from .tokenrows import TokenCache
+from .tokenrows import TokenCache, char_ngrams
 from .params import HDCParams
 from .vectors import Vector, _random_words, random_vector, unpack_bits
 
@@ -77,20 +77,6 @@ def default_tokenizer(text: str) -> list[str]:
     ['damaged', 'refurbished', 'laptops']
     """
     return text.lower().split()
-
-
-def char_ngrams(token: str, n: int = 3) -> list[str]:
-    """The character n-grams of ``#token#`` (the whole padded token if it is shorter than n).
-
-    >>> char_ngrams("cat")
-    ['#ca', 'cat', 'at#']
-    >>> char_ngrams("a", 4)
-    ['#a#']
-    """
-    padded = f"#{token}#"
-    if len(padded) <= n:
-        return [padded]
-    return [padded[i : i + n] for i in range(len(padded) - n + 1)]
 
 
 @lru_cache(maxsize=1 << 15)

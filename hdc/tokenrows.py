@@ -72,13 +72,25 @@ def _starts(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return starts
 
 
+def char_ngrams(token: str, n: int = 3) -> list[str]:
+    """The character n-grams of ``#token#`` (the whole padded token if it is shorter than n).
+
+    >>> char_ngrams("cat")
+    ['#ca', 'cat', 'at#']
+    >>> char_ngrams("a", 4)
+    ['#a#']
+    """
+    padded = f"#{token}#"
+    if len(padded) <= n:
+        return [padded]
+    return [padded[i : i + n] for i in range(len(padded) - n + 1)]
+
+
 def _gram_tables(
     tokens: list[str], p: HDCParams
 ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
     """Per token: per-bit count of ones over its character n-grams (uint8 when every token has
     fewer than 256), their number, their word sum."""
-    from .encoders import char_ngrams
-
     gram_id: dict[str, int] = {}
     flat: list[int] = []
     counts = np.zeros(len(tokens), dtype=np.int64)

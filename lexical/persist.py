@@ -28,7 +28,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,9 +38,6 @@ from .segment import Segment
 from .strings import StrArray
 from .tokenizer import Tokenizer
 from .values import BM25Params
-
-if TYPE_CHECKING:
-    from .index import BM25Index
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "save_index", "load_index"]
 
@@ -62,7 +59,7 @@ def _unpack(blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list
     return [data[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def save_index(index: BM25Index, target: str | Path | IO[bytes]) -> None:
+def save_index(index: Any, target: str | Path | IO[bytes]) -> None:
     """Compact ``index`` and write it to ``target`` (a path or a binary file)."""
     if not index._is_compact():
         index._compact()
@@ -127,12 +124,13 @@ def _read(source: str | os.PathLike[str] | IO[bytes]) -> dict[str, Any]:
 
 
 def load_index(
-    cls: type[BM25Index],
+    cls: type,
     source: str | Path | IO[bytes],
     tokenizer: Tokenizer | None,
     expect: BM25Params | None,
-) -> BM25Index:
-    """Read an index written by :func:`save_index`; see the module docstring for what is refused."""
+) -> Any:
+    """Read an index written by :func:`save_index` into a new ``cls`` (the :class:`~lexical.index.BM25Index`
+    class, passed in: that module imports this one); see the module docstring for what is refused."""
     data = _read(source)
     try:
         record = json.loads(bytes(data["record"]).decode("utf-8"))
@@ -167,7 +165,7 @@ def load_index(
     return index
 
 
-def _fill(index: BM25Index, data: dict[str, Any], record: dict[str, Any]) -> None:
+def _fill(index: Any, data: dict[str, Any], record: dict[str, Any]) -> None:
     nf = len(index._fields)
     if record["fields"] != list(index._fields):
         raise ValueError("field list does not match the field weights")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Mapping, Union
 
 from .errors import ValidationError
+from .numeric import check_number
 
 DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
 
@@ -297,3 +298,29 @@ class Query:
             for v in p.variables():
                 seen.setdefault(v, None)
         return tuple(seen)
+
+
+# Alignment evidence a unit may carry (its features); scored by thinkingdb.retrieval.alignment.
+FEATURES = ("quality", "freshness", "authority", "risk_penalty", "coherence_penalty")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observation of a result's features (each in [0, 1]) and its classical score ``m``."""
+
+    quality: float = 0.0
+    freshness: float = 0.0
+    authority: float = 0.0
+    risk_penalty: float = 0.0
+    coherence_penalty: float = 0.0
+    m: float = 1.0
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object], where: str = "features") -> "Evidence":
+        unknown = set(data) - set(FEATURES) - {"m"}
+        if unknown:
+            raise ValidationError(f"{where}: unknown feature {sorted(unknown)[0]!r}; expected {', '.join(FEATURES)}")
+        values = {k: check_number(data[k], f"{where}.{k}", low=0.0, high=1.0) for k in FEATURES if k in data}
+        if "m" in data:
+            values["m"] = check_number(data["m"], f"{where}.m")
+        return cls(**values)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import ValidationError
+from ..model import Evidence
 from ..numeric import check_number
 
-FEATURES = ("quality", "freshness", "authority", "risk_penalty", "coherence_penalty")
 BANDS = (("A++", 0.6), ("A+", 0.2), ("A0", -0.2 + 1e-300), ("A-", -0.6 + 1e-300))
 
 
@@ -60,28 +60,6 @@ class AlignmentParams:
             check_number(getattr(self, name), f"alignment.{name}", low=0.0, low_open=True)
         if self.weighting not in ("uniform", "score"):
             raise ValidationError(f"alignment.weighting must be 'uniform' or 'score', got {self.weighting!r}")
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One observation of a result's features (each in [0, 1]) and its classical score ``m``."""
-
-    quality: float = 0.0
-    freshness: float = 0.0
-    authority: float = 0.0
-    risk_penalty: float = 0.0
-    coherence_penalty: float = 0.0
-    m: float = 1.0
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str = "features") -> "Evidence":
-        unknown = set(data) - set(FEATURES) - {"m"}
-        if unknown:
-            raise ValidationError(f"{where}: unknown feature {sorted(unknown)[0]!r}; expected {', '.join(FEATURES)}")
-        values = {k: check_number(data[k], f"{where}.{k}", low=0.0, high=1.0) for k in FEATURES if k in data}
-        if "m" in data:
-            values["m"] = check_number(data["m"], f"{where}.m")
-        return cls(**values)
 
 
 def channels(ev: Evidence, p: AlignmentParams) -> tuple[float, float]:

@@ -12,80 +12,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 from ..errors import Diagnostic, IngestError, ParseError, ThinkingDBError, ValidationError
 from ..language import compile_source
-from ..model import Declaration, Fact, Rule, check_unit_float
+from ..model import Evidence, Fact, check_unit_float
 from ..normalize import Vocabulary, relation_key, symbol_key
 from ..progress import Progress
+from .markdown import read_markdown, read_text
+from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, Reject, _check_date, _decode, _reject,  # noqa: F401
+                      read_whole)
 from .sqlite import Store, Unit
-
-CHUNK = 20_000
-MAX_DIAGNOSTICS = 1000
-
-
-@dataclass
-class Reject:
-    """A record that was refused: where, why, and its text."""
-
-    diagnostic: Diagnostic
-    record: str
-
-    def to_json(self) -> dict:
-        return {**self.diagnostic.to_json(), "record": self.record}
-
-
-@dataclass
-class Batch:
-    """Part of one source, ready to write."""
-
-    source: str
-    rows: list[tuple] = field(default_factory=list)  # (s, r, o, confidence, line, unit_id, detail JSON)
-    labels: dict[str, str] = field(default_factory=dict)
-    units: list[tuple[Unit, int]] = field(default_factory=list)
-    rules: list[tuple[Rule, int]] = field(default_factory=list)
-    declarations: list[tuple[Declaration, int]] = field(default_factory=list)
-    aliases: list[tuple[str, str, int]] = field(default_factory=list)
-    rejects: list[Reject] = field(default_factory=list)
-    size: int = 0  # bytes consumed, for the progress bar
-
-    @property
-    def facts(self) -> list[tuple[Fact, int, str | None]]:
-        """The rows as ``(Fact, line, unit_id)``."""
-        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.rows]
-
-    def add_fact(self, fact: Fact, line: int, unit_id: str | None = None, detail: dict | None = None) -> None:
-        """Append a validated fact (``detail``: extra provenance such as a sentence and its span)."""
-        self.rows.append((fact.subject, fact.relation, fact.object, fact.confidence, line, unit_id,
-                          None if detail is None else json.dumps(detail, ensure_ascii=False, sort_keys=True)))
-
-    @property
-    def records(self) -> int:
-        return len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
-
-
-Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
-
-
-def _reject(source: str, line: int, column: int, reason: str, record: str) -> Reject:
-    return Reject(Diagnostic(source, line, column, reason, record[:200], column), record)
-
-
-def _decode(data: bytes, source: str, line_no: int = 1) -> tuple[str | None, Reject | None]:
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = line_no + data.count(b"\n", 0, nul)
-        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
-        return None, _reject(source, line, col, "binary data (a NUL byte): not a text file", "")
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        line = line_no + data.count(b"\n", 0, exc.start)
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        return None, _reject(source, line, col, f"not UTF-8 text (byte {data[exc.start]:#04x})", "")
-
 
 # -- .tdb --------------------------------------------------------------------------------------------
 try:  # the language's one-line fact syntax, shared so the fast path reads exactly what the parser reads
@@ -133,18 +71,6 @@ def _split_simple_facts(lines: list[str]) -> tuple[list[tuple[int, str, str, str
 
 
 _QUOTE_EDGES = " \t\"'“”‘’«»`"
-
-
-def read_whole(path: str, source: str) -> tuple[str | None, Batch]:
-    """A whole file as text and a fresh batch for it; text None when it is not UTF-8 (the batch then
-    holds the reject naming the line and column)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    text, bad = _decode(data, source)
-    batch = Batch(source, size=len(data))
-    if bad is not None:
-        batch.rejects.append(bad)
-    return text if bad is None else None, batch
 
 
 def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
@@ -351,18 +277,6 @@ _TEXT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_not
 _DATE_FIELDS = ("effective_from", "effective_to")
 
 
-def _check_date(value, name: str) -> str:
-    import datetime as _dt
-    if value in (None, ""):
-        return ""
-    if not isinstance(value, str):
-        raise ValidationError(f"field {name!r} must be a date string YYYY-MM-DD, got {value!r}")
-    try:
-        return _dt.date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise ValidationError(f"field {name!r} must be a date YYYY-MM-DD, got {value!r}") from None
-
-
 def _str_list(value, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -375,7 +289,6 @@ def _str_list(value, name: str) -> tuple[str, ...]:
 
 def _check_features(value: Any) -> None:
     """Alignment evidence stored on a unit: a mapping of features in [0, 1], or a list of them."""
-    from ..retrieval.alignment import Evidence
     items = value if isinstance(value, list) else [value]
     for i, item in enumerate(items):
         where = "features" if not isinstance(value, list) else f"features[{i}]"
@@ -513,18 +426,6 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     if not any_line and not batch.rejects:
         batch.rejects.append(_reject(source, 1, 1, "the file holds no knowledge units", ""))
     yield batch
-
-
-def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
-    """Markdown notes, one unit per section (see :mod:`thinkingdb.store.markdown`)."""
-    from .markdown import read_markdown as reader
-    return reader(path, source, vocab)
-
-
-def read_text(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
-    """Plain text through free-text extraction (see :mod:`thinkingdb.store.extract`)."""
-    from .markdown import read_text as reader
-    return reader(path, source, vocab)
 
 
 READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl, ".md": read_markdown,

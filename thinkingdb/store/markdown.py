@@ -28,7 +28,7 @@ from typing import Iterator
 
 from ..errors import ParseError, ValidationError
 from .extract import extract
-from .ingest import CHUNK, Batch, Reject, _check_date, _decode, _reject, read_whole
+from .records import CHUNK, Batch, Reject, _check_date, _decode, _reject, read_whole
 from ..language import compile_source
 from ..model import Fact
 from ..normalize import Vocabulary, symbol_key

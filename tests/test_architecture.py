@@ -1,0 +1,123 @@
+"""The folders are the architecture: layers import downwards only, and no module imports itself
+back through a circle (docs/architecture.md).
+
+Every ``import`` is read from the source with :mod:`ast`, including imports inside functions, so
+a lazy import cannot hide a circle or an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("thinkingdb", "grammar", "lexical", "hdc")
+
+# Lower number = lower layer. A module may import its own layer or any lower one.
+LAYERS = {
+    "grammar": 0, "lexical": 0, "hdc": 0,
+    "thinkingdb.errors": 1, "thinkingdb.numeric": 1, "thinkingdb.progress": 1,
+    "thinkingdb.model": 2, "thinkingdb.normalize": 2, "thinkingdb.language": 3,
+    "thinkingdb.engine": 4, "thinkingdb.store": 4,
+    "thinkingdb.retrieval": 5,
+    "thinkingdb.api": 6,
+    "thinkingdb.cli": 7,
+    "thinkingdb": 8,  # the package's __init__: the public surface re-exports everything
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            found[module_name(path)] = path
+    return found
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules ``name`` imports (absolute or relative, at any depth of the file)."""
+    is_pkg = path.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base[: len(base) - (node.level - 1)]
+                stem = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            targets = [f"{stem}.{alias.name}" for alias in node.names] + [stem]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def import_graph() -> nx.DiGraph:
+    mods = modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(mods)
+    for name, path in mods.items():
+        for target in imports_of(name, path, set(mods)):
+            # importing a package runs its __init__; a submodule importing its own package's
+            # __init__ (for a re-exported name) is not an edge of the layering
+            if name.startswith(target + "."):
+                continue
+            graph.add_edge(name, target)
+    return graph
+
+
+def layer(name: str) -> int:
+    probe = name
+    while probe not in LAYERS:
+        probe = probe.rpartition(".")[0]
+        if not probe:
+            raise KeyError(f"{name} is in no layer: add it to LAYERS and docs/architecture.md")
+    return LAYERS[probe]
+
+
+def test_every_module_has_a_layer():
+    for name in modules():
+        layer(name)
+
+
+def test_no_import_circles():
+    circles = [sorted(c) for c in nx.strongly_connected_components(import_graph()) if len(c) > 1]
+    assert circles == []
+
+
+def test_imports_run_downwards():
+    upward = [(a, b) for a, b in import_graph().edges if layer(b) > layer(a)]
+    assert upward == []
+
+
+@pytest.mark.parametrize("leaf", ["grammar", "lexical", "hdc"])
+def test_leaves_import_nothing_from_thinkingdb(leaf):
+    graph = import_graph()
+    bad = [(a, b) for a, b in graph.edges if (a == leaf or a.startswith(leaf + ".")) and b.split(".")[0] != leaf]
+    assert bad == []
+
+
+def test_the_checker_sees_a_circle_and_an_upward_import(tmp_path):
+    """The checks above can fail: a made-up pair of modules shows both faults."""
+    graph = nx.DiGraph([("thinkingdb.engine.a", "thinkingdb.engine.b"), ("thinkingdb.engine.b", "thinkingdb.engine.a"),
+                        ("thinkingdb.engine.a", "thinkingdb.retrieval.pipeline")])
+    assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [
+        ["thinkingdb.engine.a", "thinkingdb.engine.b"]]
+    assert [(a, b) for a, b in graph.edges if layer(b) > layer(a)] == [("thinkingdb.engine.a", "thinkingdb.retrieval.pipeline")]

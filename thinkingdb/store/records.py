@@ -1,0 +1,106 @@
+"""What every reader produces: batches of records and rejects, and the small helpers they share
+(decoding with a line and column for bad bytes, reading a whole file, checking a date field).
+
+:mod:`thinkingdb.store.ingest` and :mod:`thinkingdb.store.markdown` both build on this module, so
+neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..errors import Diagnostic, ValidationError
+from ..model import Declaration, Fact, Rule
+from ..normalize import Vocabulary
+from .sqlite import Unit
+
+CHUNK = 20_000
+MAX_DIAGNOSTICS = 1000
+
+
+@dataclass
+class Reject:
+    """A record that was refused: where, why, and its text."""
+
+    diagnostic: Diagnostic
+    record: str
+
+    def to_json(self) -> dict:
+        return {**self.diagnostic.to_json(), "record": self.record}
+
+
+@dataclass
+class Batch:
+    """Part of one source, ready to write."""
+
+    source: str
+    rows: list[tuple] = field(default_factory=list)  # (s, r, o, confidence, line, unit_id, detail JSON)
+    labels: dict[str, str] = field(default_factory=dict)
+    units: list[tuple[Unit, int]] = field(default_factory=list)
+    rules: list[tuple[Rule, int]] = field(default_factory=list)
+    declarations: list[tuple[Declaration, int]] = field(default_factory=list)
+    aliases: list[tuple[str, str, int]] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    size: int = 0  # bytes consumed, for the progress bar
+
+    @property
+    def facts(self) -> list[tuple[Fact, int, str | None]]:
+        """The rows as ``(Fact, line, unit_id)``."""
+        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.rows]
+
+    def add_fact(self, fact: Fact, line: int, unit_id: str | None = None, detail: dict | None = None) -> None:
+        """Append a validated fact (``detail``: extra provenance such as a sentence and its span)."""
+        self.rows.append((fact.subject, fact.relation, fact.object, fact.confidence, line, unit_id,
+                          None if detail is None else json.dumps(detail, ensure_ascii=False, sort_keys=True)))
+
+    @property
+    def records(self) -> int:
+        return len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+
+
+Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
+
+
+def _reject(source: str, line: int, column: int, reason: str, record: str) -> Reject:
+    return Reject(Diagnostic(source, line, column, reason, record[:200], column), record)
+
+
+def _decode(data: bytes, source: str, line_no: int = 1) -> tuple[str | None, Reject | None]:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = line_no + data.count(b"\n", 0, nul)
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        return None, _reject(source, line, col, "binary data (a NUL byte): not a text file", "")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = line_no + data.count(b"\n", 0, exc.start)
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, _reject(source, line, col, f"not UTF-8 text (byte {data[exc.start]:#04x})", "")
+
+
+
+def read_whole(path: str, source: str) -> tuple[str | None, Batch]:
+    """A whole file as text and a fresh batch for it; text None when it is not UTF-8 (the batch then
+    holds the reject naming the line and column)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text, bad = _decode(data, source)
+    batch = Batch(source, size=len(data))
+    if bad is not None:
+        batch.rejects.append(bad)
+    return text if bad is None else None, batch
+
+
+def _check_date(value, name: str) -> str:
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(f"field {name!r} must be a date string YYYY-MM-DD, got {value!r}")
+    try:
+        return _dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ValidationError(f"field {name!r} must be a date YYYY-MM-DD, got {value!r}") from None
