@@ -21,6 +21,7 @@ from ..model import Evidence, Fact, check_unit_float
 from ..normalize import Vocabulary, relation_key, symbol_key
 from ..progress import Progress
 from .markdown import read_markdown, read_text
+from .fields import access_misspelling, check_region, check_tags
 from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, Reject, _check_date, _decode, _reject,  # noqa: F401
                       read_whole)
 from .sqlite import Store, Unit
@@ -202,6 +203,8 @@ def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     with open(path, "rb") as fh:
         for data, count in _blocks(fh):
             batch.size += len(data)
+            if line_no == 0 and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
             text = None
             if b"\x00" not in data:
                 try:
@@ -316,7 +319,13 @@ def parse_unit(obj: dict, source: str, vocab: Vocabulary) -> tuple[Unit, list[Fa
             raise ValidationError(f"field {name!r} must be a string, got {type(v).__name__}")
         values[name] = v
     acts = _str_list(obj.get("utility_acts", obj.get("utilityActs")), "utility_acts")
-    acl = _str_list(obj.get("acl"), "acl")
+    for key in obj:
+        meant = access_misspelling(key) if isinstance(key, str) else None
+        if meant is not None:
+            raise ValidationError(f"field {key!r} is not understood; did you mean {meant!r}? (a misspelled access "
+                                  "field would leave the unit public)")
+    acl = check_tags(obj.get("acl"), "field 'acl'")
+    values["region"] = check_region(values["region"], "field 'region'")
     eff_from, eff_to = (_check_date(obj.get(n), n) for n in _DATE_FIELDS)
     if eff_from and eff_to and eff_to < eff_from:
         raise ValidationError(f"effective_to {eff_to} is before effective_from {eff_from}")

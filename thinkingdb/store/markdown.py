@@ -28,17 +28,15 @@ from typing import Iterator
 
 from ..errors import ParseError, ValidationError
 from .extract import extract
+from .fields import check_region, check_tags
+from .frontmatter import FrontMatterError, headings, parse_front_matter
 from .records import CHUNK, Batch, Reject, _check_date, _decode, _reject, read_whole
 from ..language import compile_source
 from ..model import Fact
 from ..normalize import Vocabulary, symbol_key
 from .sqlite import Unit
 
-FRONT_MATTER_LINES = 32
-_HEADING = re.compile(r"^(#{1,2})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)")
-_KEY_VALUE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
-_UNIT_KEYS = ("role", "acl", "region", "effective_from", "effective_to", "utility_acts")
 
 
 @dataclass
@@ -61,54 +59,18 @@ def slug(text: str) -> str:
     return s or "section"
 
 
-def parse_front_matter(lines: list[str]) -> tuple[dict[str, str], set[int]]:
-    """``key: value`` pairs of the front matter and the (0-based) indexes of the lines they used.
-
-    >>> parse_front_matter(["---", "atlas_id: kb-1", "role: policy", "---", "# T"])
-    ({'atlas_id': 'kb-1', 'role': 'policy'}, {0, 1, 2, 3})
-    >>> parse_front_matter(["# Title", "atlas_id: kb-7", "text"])
-    ({'atlas_id': 'kb-7'}, {1})
-    """
-    meta: dict[str, str] = {}
-    used: set[int] = set()
-    if lines and lines[0].strip() == "---":
-        for i in range(1, min(len(lines), 200)):
-            if lines[i].strip() in ("---", "..."):
-                used |= set(range(i + 1))
-                for j in range(1, i):
-                    m = _KEY_VALUE.match(lines[j])
-                    if m:
-                        meta[m.group(1).lower()] = m.group(2).strip("\"'")
-                return meta, used
-    fenced = False
-    for i, line in enumerate(lines[:FRONT_MATTER_LINES]):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        m = _KEY_VALUE.match(line)
-        if fenced or not m:
-            continue
-        key = m.group(1).lower()
-        if key == "atlas_id" or (key in _UNIT_KEYS and not any(_HEADING.match(x) for x in lines[:i])):
-            meta[key] = m.group(2).strip("\"'")
-            used.add(i)
-    return meta, used
-
-
 def _sections(lines: list[str], skip: set[int]) -> list[Section]:
     sections: list[Section] = []
     current = Section(0, "", 1)
-    fence = None
+    heads = {i: h for i, h in headings(lines, skip).items() if h[0] <= 2}
+    underlines = {h[2] for h in heads.values() if h[2] is not None}
     for i, line in enumerate(lines):
-        if i in skip:
+        if i in skip or i in underlines:
             continue
-        f = _FENCE.match(line)
-        if f:
-            fence = None if fence and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) else (fence or f.group(1))
-        m = None if fence or f else _HEADING.match(line)
-        if m:
+        h = heads.get(i)
+        if h is not None:
             sections.append(current)
-            current = Section(len(m.group(1)), m.group(2).strip(), i + 1)
+            current = Section(h[0], h[1], i + 1)
         else:
             current.body.append((i + 1, line))
     sections.append(current)
@@ -151,18 +113,27 @@ def _phrases(vocab: Vocabulary) -> dict[str, str]:
     return {k.replace("_", " "): v for k, v in vocab.aliases.items() if "_" in k}
 
 
-def _unit_fields(meta: dict[str, str]) -> dict:
+def _unit_fields(meta: dict) -> dict:
+    """Unit fields from front-matter values (strings, lists, or None for a key given no value)."""
     out: dict = {}
-    if "role" in meta:
-        out["role"] = meta["role"]
-    if "region" in meta:
-        out["region"] = meta["region"]
-    for key in ("acl", "utility_acts"):
-        if key in meta:
-            out[key] = tuple(t.strip() for t in meta[key].strip("[]").split(",") if t.strip())
-    for key in ("effective_from", "effective_to"):
-        if key in meta:
-            out[key] = _check_date(meta[key], key)
+    for key, value in meta.items():
+        if key == "atlas_id":
+            continue
+        if value is None or (isinstance(value, str) and not value.strip() and key in ("acl", "region")):
+            raise ValidationError(f"{key}: no value given (leave the key out instead)")
+        if key in ("acl", "utility_acts"):
+            items = value if isinstance(value, list) else [t for t in value.split(",")]
+            out[key] = check_tags(items, key) if key == "acl" else tuple(t.strip() for t in items if t.strip())
+        elif isinstance(value, list):
+            raise ValidationError(f"{key}: must be one value, not a list")
+        elif key == "region":
+            out[key] = check_region(value, key)
+        elif key in ("effective_from", "effective_to"):
+            out[key] = _check_date(value, key)
+        else:
+            out[key] = value
+    if out.get("effective_from") and out.get("effective_to") and out["effective_to"] < out["effective_from"]:
+        raise ValidationError(f"effective_to {out['effective_to']} is before effective_from {out['effective_from']}")
     return out
 
 
@@ -182,13 +153,22 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
     offsets = [0]
     for ln in lines:
         offsets.append(offsets[-1] + len(ln) + 1)
-    meta, used = parse_front_matter(lines)
+    try:
+        meta, used = parse_front_matter(lines)
+    except FrontMatterError as exc:
+        batch.rejects.append(_reject(source, exc.line, exc.column, f"front matter: {exc.reason}",
+                                     lines[exc.line - 1] if 0 < exc.line <= len(lines) else ""))
+        return batch
     try:
         fields = _unit_fields(meta)
     except ValidationError as exc:
         batch.rejects.append(_reject(source, min(used or {0}) + 1, 1, f"front matter: {exc}", ""))
         return batch
-    atlas = meta.get("atlas_id", "").strip()
+    atlas = meta.get("atlas_id")
+    if isinstance(atlas, list):
+        batch.rejects.append(_reject(source, min(used or {0}) + 1, 1, "front matter: atlas_id must be one value", ""))
+        return batch
+    atlas = (atlas or "").strip()
     base = atlas or source
     extra = {"file": source, **({"atlas_id": atlas} if atlas else {})}
     title = ""
@@ -213,8 +193,9 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
                         **fields)
             batch.units.append((unit, sec.line))
     phrases = _phrases(vocab)
+    unit_ids = {u.id for u, _ in batch.units}
     for sec, uid, prose, _, _ in pending:  # pass 2: prose
-        if not prose or not any(u.id == uid for u, _ in batch.units):
+        if not prose or uid not in unit_ids:
             continue
         _extract_into(batch, prose, offsets, source, vocab, phrases, uid)
     batch.rows.sort(key=lambda r: r[4])  # file order (tdb blocks were compiled first)
@@ -278,7 +259,7 @@ def read_markdown(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     """Reader for ``.md`` / ``.markdown`` files (see the module docstring)."""
     text, batch = read_whole(path, source)
     if text is not None:
-        parse_markdown(text.replace("\r\n", "\n"), source, vocab, batch)
+        parse_markdown(text.removeprefix("\ufeff").replace("\r\n", "\n"), source, vocab, batch)
         if not batch.units and not batch.rejects:
             batch.rejects.append(_reject(source, 1, 1, "the file holds no sections with text", ""))
     yield batch

@@ -69,6 +69,9 @@ def _reject(source: str, line: int, column: int, reason: str, record: str) -> Re
 
 
 def _decode(data: bytes, source: str, line_no: int = 1) -> tuple[str | None, Reject | None]:
+    """Text of ``data`` (line ``line_no`` onwards); a UTF-8 byte-order mark on line 1 is dropped."""
+    if line_no == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     nul = data.find(b"\x00")
     if nul >= 0:
         line = line_no + data.count(b"\n", 0, nul)
