@@ -29,6 +29,7 @@ first ``max_nodes`` in canonical order).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Iterable
@@ -39,7 +40,9 @@ from .joins import FactStore, compile_rule, fire
 from ..model import Limits, Rule, Var
 from .results import ClosureResult, Ids
 
-__all__ = ["closure", "ClosureResult", "ClosureStats"]
+__all__ = ["closure", "ClosureResult", "ClosureStats", "ENGINES"]
+
+ENGINES = ("auto", "columnar", "reference")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class ClosureStats:
     firings: int
     nodes: int
     elapsed_ms: float
+    fallback: str | None = None   # why the columnar engine did not run (the reference engine did)
 
 
 class _Timeout(Exception):
@@ -65,7 +69,8 @@ class _Found(Exception):
 
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
             limits: Limits = Limits(), alternatives: int = 0,
-            via: Iterable[str] | None = None, directions: dict[str, int] | None = None) -> ClosureResult:
+            via: Iterable[str] | None = None, directions: dict[str, int] | None = None,
+            engine: str = "auto") -> ClosureResult:
     """Derive what ``rules`` entail from the facts of ``g`` within ``limits``.
 
     ``seeds``: symbol keys for seeded mode (None: full mode). ``alternatives``: keep up to that many
@@ -73,7 +78,12 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     ``directions``: instead of ``via``, the relations the seeded scope grows along and in which
     direction (bit 1: from subject to object, bit 2: from object to subject); see
     :func:`thinkingdb.engine.query.demand` for when this is exact.
+    ``engine``: ``"auto"`` (a fast path when one is exact, else the columnar engine, else the
+    reference engine; ``stats.engine`` says which and ``stats.fallback`` why), ``"columnar"`` (no
+    fast path) or ``"reference"`` (the semi-naive reference engine only).
     """
+    if engine not in ENGINES:
+        raise ValidationError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if isinstance(alternatives, bool) or not isinstance(alternatives, int) or alternatives < 0:
         raise ValidationError(f"alternatives must be a non-negative integer, got {alternatives!r}")
     t0 = time.perf_counter()
@@ -91,7 +101,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via, directions)
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
-    plan = fast_path_plan(rules, limits, alternatives)
+    plan = None if engine != "auto" else fast_path_plan(rules, limits, alternatives)
     res = None if plan is None else run_transitive(g, ids, rules, plan, scope, deadline)
     if res is not None:
         res.truncated = res.truncated or truncated
@@ -100,17 +110,34 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                                  (time.perf_counter() - t0) * 1000)
         return res
     from .nonrecursive import one_round_plan, run_one_round  # noqa: PLC0415
-    shapes = one_round_plan(rules, limits, alternatives)
+    shapes = None if engine != "auto" else one_round_plan(rules, limits, alternatives)
     if shapes is not None:   # every rule a 2-premise join over asserted facts: one round, numpy
         res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
         res.truncated = truncated or res.truncated
-        asserted = len(g) if scope is None else sum(
-            1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
-        res.stats = ClosureStats("one-round", asserted, res.derived_count, 1, res.firings,
+        res.stats = ClosureStats("one-round", _asserted_in_scope(g, scope), res.derived_count, 1, res.firings,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
-    return _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
+    why = "reference engine asked for" if engine == "reference" else None
+    if why is None:
+        from .columnar import run_columnar, unsupported  # noqa: PLC0415
+        why = unsupported(rules, alternatives)
+    if why is None:
+        res = run_columnar(g, ids, rules, scope, scope_list, truncated, limits, deadline, t0)
+        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope), res.derived_count, res.rounds, res._run.firings,
+                                 ids.n_syms if scope_list is None else len(scope_list),
+                                 (time.perf_counter() - t0) * 1000)
+        return res
+    res = _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
+    if engine != "reference":
+        res.stats = dataclasses.replace(res.stats, fallback=why)
+    return res
+
+
+def _asserted_in_scope(g: FactGraph, scope: bytearray | None) -> int:
+    if scope is None:
+        return len(g)
+    return sum(1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
 
 
 def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=None):

@@ -1,0 +1,430 @@
+"""The columnar semi-naive engine: every round over whole arrays (numpy), same results as the
+reference engine of :mod:`thinkingdb.engine.closure`.
+
+Facts live in :mod:`~thinkingdb.engine.colstore` indexes (sorted keys and fact ids per relation and
+orientation) and per-fact columns (score, round, rule, provenance). Each round runs the
+:class:`~thinkingdb.engine.plan.RoundPlan` the planner made from the current sizes: every pipeline
+is a chain of vectorized joins (``searchsorted`` ranges expanded with ``repeat``/``cumsum``) over the
+start premise's facts — all asserted facts in round 1, the previous round's delta after. Its rows
+become candidates ``(head key, score, rule, extras)`` and go through:
+
+* difference: heads asserted, or known with a score at least as high, are dropped (sorted search);
+* reduce: per head the highest score, then the canonical tie-break — rule name, then the premise
+  keys' canonical ranks, which for one rule and one head is the order of its extra variables'
+  ranks (first occurrence order) — exactly the reference engine's choice;
+* apply (end of round): new facts get ids, a new sorted block per index and ``round`` = depth;
+  improved facts keep their old row in ``history``; the new and improved facts are the next delta.
+
+Scores are ``weight × premise₀ × premise₁ × …`` in premise order, the same float operations as the
+reference engine, so scores compare equal, not just close. Bounds keep their meaning: ``max_depth``
+runs one probing round; ``max_nodes`` drops heads outside the scope (only a rule constant can be);
+``max_derived`` admits new facts in canonical order, and is also applied while a round accumulates
+candidates (only the canonically first ``room`` new heads can survive, so pruning early is exact);
+``timeout_ms`` is checked between join steps and chunks, and an unfinished round is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..model import Atom, Limits, Rule, Var
+from .colresult import ColumnarResult
+from .colstore import Facts, Grow, Index
+from .nonrecursive import _edges
+from .plan import Pipeline, Program, plan_round
+
+__all__ = ["unsupported", "run_columnar"]
+
+CHUNK = 1 << 16         # start rows per pipeline chunk
+COMPACT = 1 << 22       # candidate rows per head relation before an early reduce
+
+
+class _Timeout(Exception):
+    pass
+
+
+def unsupported(rules: tuple[Rule, ...], alternatives: int) -> str | None:
+    """Why the columnar engine cannot run this closure (the reference engine then does), or None.
+
+    >>> from thinkingdb.model import Atom, Rule, Var
+    >>> x, y = Var("x"), Var("y")
+    >>> unsupported((Rule("r", (Atom(x, "a", y),), Atom(y, "b", x)),), 2)
+    'alternatives'
+    """
+    if alternatives:
+        return "alternatives"
+    if not rules:
+        return "no rules"
+    if len({r.name for r in rules}) != len(rules):
+        return "duplicate rule names"
+    if any(getattr(p, "negated", False) for r in rules for p in r.premises) or any(
+            getattr(r, "negated", ()) for r in rules):
+        return "negation"
+    return None
+
+
+class _Sizes:
+    """The planner's view of the known facts (cached per relation size)."""
+
+    def __init__(self, run: "_Run") -> None:
+        self.run = run
+        self.cache: dict = {}
+
+    def size(self, relation: str) -> int:
+        return len(self.run.so[self.run.rid[relation]])
+
+    def fanout(self, relation: str, end: int) -> float:
+        r = self.run.rid[relation]
+        size = len(self.run.so[r])
+        key = ("fan", r, end, size)
+        if key not in self.cache:
+            ix = self.run.so[r] if end == 0 else self.run.os.get(r)
+            if ix is not None:
+                d = ix.distinct()
+            else:
+                k, _ = self.run.so[r].all()
+                d = len(np.unique(k % self.run.n))
+            self.cache[key] = size / max(d, 1)
+        return self.cache[key]
+
+    def matches(self, atom: Atom) -> int:
+        run = self.run
+        r = run.rid[atom.relation]
+        so = run.so[r]
+        s, o = atom.subject, atom.object
+        if isinstance(s, Var) and isinstance(o, Var):
+            return len(so)
+        key = ("match", atom, len(so))
+        if key not in self.cache:
+            if not isinstance(s, Var) and not isinstance(o, Var):
+                c = int(so.lookup(np.array([run.sym[s] * run.n + run.sym[o]]))[0] >= 0)
+            elif not isinstance(s, Var):
+                c = so.count(run.sym[s])
+            elif r in run.os:
+                c = run.os[r].count(run.sym[o])
+            else:
+                k, _ = so.all()
+                c = int(np.count_nonzero(k % run.n == run.sym[o]))
+            self.cache[key] = c
+        return self.cache[key]
+
+
+class _Run:
+    def __init__(self, g, ids, rules, scope, limits: Limits, deadline) -> None:
+        self.g, self.ids, self.rules, self.limits, self.deadline = g, ids, rules, limits, deadline
+        self.program = Program.of(rules)
+        self.rid = {k: ids.rel(k) for k in self.program.relations()}
+        self.sym = {t: ids.sym(t) for r in rules for a in r.premises + (r.head,)
+                    for t in (a.subject, a.object) if not isinstance(t, Var)}
+        self.n = n = max(ids.n_syms, 1)
+        self.scope = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
+        self.facts = Facts()
+        self.so: dict[int, Index] = {}
+        self.os: dict[int, Index] = {}
+        self.asserted = 0
+        for r in sorted(set(self.rid.values())):
+            s, o, c = _edges(g, r, self.scope)
+            keys = s.astype(np.int64) * n + o
+            order = np.argsort(keys)
+            fids = self.facts.append(c[order], 0, -1, -1)
+            self.so[r] = Index(n)
+            self.so[r].add(keys[order], fids)
+            self.asserted += len(keys)
+        self.sizes = _Sizes(self)
+        names = sorted(r.name for r in rules)
+        self.name_rank = np.array([names.index(r.name) for r in rules], dtype=np.int64)
+        self.n_extras = [len(ir.extras) for ir in self.program.rules]
+        self.ext_tables = {i: Grow(np.int64) for i, e in enumerate(self.n_extras) if e > 1}
+        self.head_width: dict[int, int] = {}
+        for ir in self.program.rules:
+            h = self.rid[ir.rule.head.relation]
+            self.head_width[h] = max(self.head_width.get(h, 0), len(ir.extras))
+        self._ranks = None
+        self.firings = 0
+        self.n_derived = 0
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def tick(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Timeout
+
+    def ranks(self) -> np.ndarray:
+        """Canonical rank of every symbol id (rule constants unknown to the graph included)."""
+        if self._ranks is None:
+            ids = self.ids
+            base = np.asarray(ids.g.ranks()[0], dtype=np.float64)
+            local = [ids.sym_rank(i) for i in range(len(base), self.n)]
+            allr = np.concatenate([base, np.asarray(local, dtype=np.float64)]) if local else base
+            self._ranks = np.empty(len(allr), dtype=np.int64)
+            self._ranks[np.argsort(allr, kind="stable")] = np.arange(len(allr))
+        return self._ranks
+
+    def by_object(self, r: int) -> Index:
+        ix = self.os.get(r)
+        if ix is None:
+            ix = self.os[r] = self.so[r].flipped()
+        return ix
+
+    # -- one pipeline --------------------------------------------------------------------------------
+    def _value(self, t, env, m):
+        return np.full(m, self.sym[t], dtype=np.int64) if not isinstance(t, Var) else env[t]
+
+    def _start(self, pl: Pipeline, keys, fids):
+        atom = pl.start.atom
+        n = self.n
+        s, o = keys // n, keys % n
+        keep = None
+        for t, col in ((atom.subject, s), (atom.object, o)):
+            if not isinstance(t, Var):
+                hit = col == self.sym[t]
+                keep = hit if keep is None else keep & hit
+        if atom.subject == atom.object and isinstance(atom.subject, Var):
+            keep = (s == o) if keep is None else keep & (s == o)
+        if keep is not None:
+            s, o, fids = s[keep], o[keep], fids[keep]
+        env = {}
+        if isinstance(atom.subject, Var):
+            env[atom.subject] = s
+        if isinstance(atom.object, Var):
+            env[atom.object] = o
+        return env, {pl.start.premise: fids.astype(np.int64)}, len(fids)
+
+    def _step(self, j, env, prem, m):
+        atom, r, n = j.atom, self.rid[j.atom.relation], self.n
+        if j.mode == "check":
+            keys = self._value(atom.subject, env, m) * n + self._value(atom.object, env, m)
+            fid = self.so[r].lookup(keys)
+            keep = np.flatnonzero(fid >= 0)
+            env = {v: a[keep] for v, a in env.items()}
+            prem = {p: a[keep] for p, a in prem.items()}
+            prem[j.premise] = fid[keep]
+            return env, prem, len(keep)
+        if j.mode == "scan":
+            k, f = self.so[r].all()
+            s, o = k // n, k % n
+            if atom.subject == atom.object:
+                sel = np.flatnonzero(s == o)
+                s, o, f = s[sel], o[sel], f[sel]
+            rows = np.repeat(np.arange(m), len(k if atom.subject != atom.object else s))
+            idx = np.tile(np.arange(len(s)), m)
+            env = {v: a[rows] for v, a in env.items()}
+            prem = {p: a[rows] for p, a in prem.items()}
+            env[atom.subject], env[atom.object] = s[idx], o[idx]
+            prem[j.premise] = f[idx].astype(np.int64)
+            return env, prem, len(rows)
+        lead, free = (atom.subject, atom.object) if j.mode == "by_subject" else (atom.object, atom.subject)
+        ix = self.so[r] if j.mode == "by_subject" else self.by_object(r)
+        rows, other, fid = ix.expand(self._value(lead, env, m))
+        env = {v: a[rows] for v, a in env.items()}
+        prem = {p: a[rows] for p, a in prem.items()}
+        env[free] = other
+        prem[j.premise] = fid
+        return env, prem, len(rows)
+
+    def _candidates(self, pl: Pipeline, keys, fids, out: dict) -> None:
+        """Run ``pl`` over the start facts ``(keys, fids)``; append surviving candidates to ``out``."""
+        ir = self.program.rules[pl.rule]
+        rule, n = ir.rule, self.n
+        h = self.rid[rule.head.relation]
+        width = self.head_width[h]
+        score_col = self.facts.score.a
+        for c0 in range(0, max(len(keys), 1), CHUNK):
+            self.tick()
+            env, prem, m = self._start(pl, keys[c0:c0 + CHUNK], fids[c0:c0 + CHUNK])
+            for j in pl.steps:
+                if not m:
+                    break
+                env, prem, m = self._step(j, env, prem, m)
+                self.tick()
+            if not m:
+                continue
+            self.firings += m
+            hkey = self._value(rule.head.subject, env, m) * n + self._value(rule.head.object, env, m)
+            score = np.full(m, rule.weight)
+            for p in range(len(rule.premises)):
+                score = score * score_col[prem[p]]
+            known = self.so[h].lookup(hkey)
+            old = known >= 0
+            if old.any():
+                kf = known[old]
+                better = np.zeros(m, dtype=bool)
+                better[old] = (self.facts.round.a[kf] > 0) & (score[old] > score_col[kf])
+                keep = np.flatnonzero(~old | better)
+                if not len(keep):
+                    continue
+                hkey, score = hkey[keep], score[keep]
+                env = {v: a[keep] for v, a in env.items()}
+            ext = np.full((len(hkey), width), -1, dtype=np.int64)
+            for i, v in enumerate(ir.extras):
+                ext[:, i] = env[v]
+            part = out.setdefault(h, [])
+            part.append((hkey, score, np.full(len(hkey), pl.rule, dtype=np.int32), ext))
+            if sum(len(p[0]) for p in part) > COMPACT:
+                out[h] = [self._reduce(*_concat(part), prune=True, h=h)]
+
+    # -- reduce and apply ----------------------------------------------------------------------------
+    def _reduce(self, key, score, rule, ext, prune=False, h=None):
+        """Per head key the winning candidate (see the module docstring), sorted by key. ``prune``:
+        also drop new in-scope heads beyond the ``max_derived`` room, canonically last first."""
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        start = np.empty(len(ks), dtype=bool)
+        start[:1] = True
+        np.not_equal(ks[1:], ks[:-1], out=start[1:])
+        first = np.flatnonzero(start)
+        if len(first) == len(ks):
+            win = order
+        else:
+            sc = score[order]
+            gid = np.cumsum(start) - 1
+            top = sc == np.maximum.reduceat(sc, first)[gid]
+            n_top = np.bincount(gid[top], minlength=len(first))
+            rows = np.flatnonzero(top & (n_top[gid] == 1))
+            contested = np.flatnonzero(top & (n_top[gid] > 1))
+            if len(contested):
+                rk = self.ranks()
+                sub = order[contested]
+                cols = [np.where(ext[sub, i] >= 0, rk[np.maximum(ext[sub, i], 0)], -1)
+                        for i in range(ext.shape[1] - 1, -1, -1)]
+                o2 = np.lexsort(cols + [self.name_rank[rule[sub]], ks[contested]])
+                kc = ks[contested][o2]
+                firsts = np.ones(len(kc), dtype=bool)
+                firsts[1:] = kc[1:] != kc[:-1]
+                rows = np.concatenate([rows, contested[o2[firsts]]])
+                rows.sort()
+            win = order[rows]
+        key, score, rule, ext = key[win], score[win], rule[win], ext[win]
+        room = None if self.limits.max_derived is None else self.limits.max_derived - self.n_derived
+        if prune and room is not None:
+            new = self.so[h].lookup(key) < 0
+            if self.scope is not None:
+                new &= self.scope[key // self.n] & self.scope[key % self.n]
+            idx = np.flatnonzero(new)
+            if len(idx) > room:
+                rk = self.ranks()
+                o2 = np.lexsort((rk[key[idx] % self.n], rk[key[idx] // self.n]))
+                keep = np.ones(len(key), dtype=bool)
+                keep[idx[o2[room:]]] = False
+                key, score, rule, ext = key[keep], score[keep], rule[keep], ext[keep]
+        return key, score, rule, ext
+
+    def evaluate(self, plan, delta) -> dict:
+        """Candidates of one round per head relation (reduced), after difference."""
+        out: dict[int, list] = {}
+        for pl in plan.pipelines:
+            r = self.rid[pl.start.atom.relation]
+            if delta is None:
+                keys, fids = self.so[r].all()
+            else:
+                keys, fids = delta[r]
+            self._candidates(pl, keys, fids, out)
+        return {h: self._reduce(*_concat(parts)) for h, parts in out.items() if parts}
+
+    def apply(self, cands: dict, round_no: int):
+        """Admit one round's winners; returns ``(delta, truncated)``."""
+        n, truncated = self.n, None
+        staged = []
+        for h in sorted(cands):
+            key, score, rule, ext = cands[h]
+            known = self.so[h].lookup(key)
+            new = known < 0
+            if self.scope is not None:
+                out = new & ~(self.scope[key // n] & self.scope[key % n])
+                if out.any():
+                    truncated = "nodes"
+                    keep = ~out
+                    key, score, rule, ext, known, new = (a[keep] for a in (key, score, rule, ext, known, new))
+            staged.append([h, key, score, rule, ext, known, new])
+        total_new = sum(int(st[6].sum()) for st in staged)
+        limit = self.limits.max_derived
+        if limit is not None and self.n_derived + total_new > limit:
+            room = limit - self.n_derived
+            rk = self.ranks()
+            parts = [(rk[st[1][st[6]] // n], np.full(int(st[6].sum()), self.ids.rel_rank(st[0])),
+                      rk[st[1][st[6]] % n], np.full(int(st[6].sum()), i), np.flatnonzero(st[6]))
+                     for i, st in enumerate(staged)]
+            cols = [np.concatenate([p[c] for p in parts]) for c in range(5)]
+            o2 = np.lexsort((cols[2], cols[1], cols[0]))[room:]
+            for i, st in enumerate(staged):
+                drop = cols[4][o2][cols[3][o2] == i]
+                keep = np.ones(len(st[1]), dtype=bool)
+                keep[drop] = False
+                st[1:] = [a[keep] for a in st[1:]]
+            truncated = truncated or "derived"
+        delta = {}
+        for h, key, score, rule, ext, known, new in staged:
+            if not len(key):
+                continue
+            aux = self._aux(rule, ext)
+            imp = ~new
+            if imp.any():
+                self.facts.improve(known[imp], score[imp], round_no, rule[imp], aux[imp])
+            fids = known.copy()
+            if new.any():
+                fids[new] = self.facts.append(score[new], round_no, rule[new], aux[new])
+                self.so[h].add(key[new], fids[new].astype(np.int32))
+                if h in self.os:
+                    fk = (key[new] % n) * n + key[new] // n
+                    o3 = np.argsort(fk)
+                    self.os[h].add(fk[o3], fids[new][o3].astype(np.int32))
+                self.n_derived += int(new.sum())
+            delta[h] = (key, fids)
+        return delta, truncated
+
+    def _aux(self, rule, ext) -> np.ndarray:
+        aux = np.full(len(rule), -1, dtype=np.int64)
+        for ri in np.unique(rule).tolist():
+            e = self.n_extras[ri]
+            if not e:
+                continue
+            sel = np.flatnonzero(rule == ri)
+            if e == 1:
+                aux[sel] = ext[sel, 0]
+            else:
+                start = self.ext_tables[ri].extend(ext[sel, :e].reshape(-1)) // e
+                aux[sel] = np.arange(start, start + len(sel))
+        return aux
+
+    def extras(self, rule_idx: int, aux: int) -> list[int]:
+        """The extra variables' values recorded for one derivation."""
+        e = self.n_extras[rule_idx]
+        if e == 0:
+            return []
+        if e == 1:
+            return [aux]
+        return self.ext_tables[rule_idx].a[aux * e:(aux + 1) * e].tolist()
+
+
+def _concat(parts):
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, deadline, t0):
+    """The closure of ``rules`` over ``g`` (see the module docstring); a
+    :class:`~thinkingdb.engine.colresult.ColumnarResult` (``stats`` left for the caller)."""
+    run = _Run(g, ids, tuple(rules), scope, limits, deadline)
+    rounds, delta = 0, None
+    try:
+        while True:
+            sizes = None if delta is None else {ids.rel_key(r): len(v[0]) for r, v in delta.items()}
+            if limits.max_depth is not None and rounds >= limits.max_depth:
+                plan = plan_round(run.program, rounds + 1, run.sizes, sizes)
+                if run.evaluate(plan, delta):
+                    truncated = truncated or "depth"
+                break
+            plan = plan_round(run.program, rounds + 1, run.sizes, sizes)
+            cands = run.evaluate(plan, delta)
+            rounds += 1
+            if not cands:
+                break
+            delta, cut = run.apply(cands, rounds)
+            truncated = truncated or cut
+            if truncated == "derived" or not delta:
+                break
+    except _Timeout:
+        truncated = truncated or "time"
+    return ColumnarResult(g, ids, tuple(rules), run, truncated, rounds)
