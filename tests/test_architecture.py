@@ -24,7 +24,7 @@ LAYERS = {
     "thinkingdb.engine": 4, "thinkingdb.store": 4,
     "thinkingdb.retrieval": 5,
     "thinkingdb.api": 6,
-    "thinkingdb.cli": 7,
+    "thinkingdb.cli": 7, "thinkingdb.serve": 7,
     "thinkingdb": 8,  # the package's __init__: the public surface re-exports everything
 }
 

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Sequence
 
-from . import search as search_commands, tools
+from . import search as search_commands, serve as serve_commands, tools
 from ..errors import ThinkingDBError, translate
 from .commands import add_command
 from ..model import Limits
@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("jsonl", "tsv", "dot", "graphml"), required=True)
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
 
-    for register in (search_commands.register, tools.register):  # commands beside their features
+    for register in (search_commands.register, tools.register, serve_commands.register):  # commands beside their features
         register(sub, common)
     return parser
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -67,14 +68,27 @@ def _digest(obj: Any) -> str:
 
 
 class _LRU(OrderedDict):
+    """A small LRU that concurrent readers may share: lookups and evictions run under a lock; a value
+    is built outside it (two threads may both build one; the first kept wins)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
     def get_or(self, key, build, size: int = MEMORY_VIEWS):
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        value = self[key] = build()
-        while len(self) > size:
-            self.popitem(last=False)
-        return value
+        with self._lock:
+            if key in self:
+                self.move_to_end(key)
+                return self[key]
+        value = build()
+        with self._lock:
+            if key in self:
+                self.move_to_end(key)
+                return self[key]
+            self[key] = value
+            while len(self) > size:
+                self.popitem(last=False)
+            return value
 
 
 class FactAccess:

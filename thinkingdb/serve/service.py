@@ -1,0 +1,428 @@
+"""The server's operations, independent of HTTP or MCP: search, query, why, provenance, stats, units,
+symbols and ingest, each for an authenticated :class:`Principal`, each returning the JSON of the
+CLI's ``--json`` output for the same command.
+
+Readers run on the current :class:`~thinkingdb.serve.snapshot.Snapshot`, concurrently. A write (one
+at a time) commits through its own connection in one transaction; the service then opens and warms
+a snapshot of the new generation and swaps it in, so a request sees either the old state or the new
+one. Writes by other processes are noticed within ``poll_seconds`` and handled the same way.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp(); db = os.path.join(d, "kb.sqlite")
+>>> _ = open(os.path.join(d, "deps.tdb"), "w").write("nginx depends_on openssl. openssl depends_on libc.")
+>>> from thinkingdb.api import open_kb
+>>> with open_kb(db) as kb: _ = kb.ingest([os.path.join(d, "deps.tdb")])
+>>> svc = Service(db)
+>>> [a["bindings"]["x"] for a in svc.query(ANONYMOUS, {"query": "nginx depends_on+ ?x"})["answers"]]
+['libc', 'openssl']
+>>> svc.close()
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..api import DEFAULT_LIMITS, KnowledgeBase
+from ..errors import QueryError, StoreError, ThinkingDBError, ValidationError
+from ..language import parse_fact
+from ..model import Limits
+from ..store.access import Caller, parse_date
+from ..store.sqlite import Store
+
+from .schemas import check
+from .snapshot import Snapshot
+
+__all__ = ["Service", "Principal", "ANONYMOUS", "Unauthorized", "Forbidden", "NotFound", "HOT_VIEWS",
+           "NEIGHBOURS"]
+
+HOT_VIEWS = 8          # caller views re-warmed in each new snapshot before it is swapped in
+NEIGHBOURS = 500       # facts per direction on a symbol page (the answer says when it was cut)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class Unauthorized(ThinkingDBError, PermissionError):
+    """No API key, or one that is unknown or revoked."""
+
+
+class Forbidden(ThinkingDBError, PermissionError):
+    """A valid key that may not do this (write without the writer flag, look as a wider caller)."""
+
+
+class NotFound(ThinkingDBError, LookupError):
+    """No such unit or symbol for this caller (a hidden one is not found either)."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's id and name, its caller, and whether it may write."""
+
+    key_id: str
+    name: str
+    caller: Caller
+    writer: bool = False
+
+    def narrow(self, data: object) -> Caller:
+        """The caller a request asks to look as: the key's own, or a narrower one (a subset of its tags;
+        its region or none). A wider caller is refused.
+
+        >>> p = Principal("k", "luna", Caller(tags=("a", "b"), region="eu"))
+        >>> p.narrow({"tags": ["a"]})
+        Caller(tags=('a',), region='')
+        >>> p.narrow({"tags": ["c"]})
+        Traceback (most recent call last):
+        ...
+        thinkingdb.serve.service.Forbidden: the key 'luna' may not look as a caller with tag(s) c
+        """
+        if data is None:
+            return self.caller
+        want = Caller.from_json(data)
+        extra = sorted(set(want.tags) - set(self.caller.tags))
+        if extra:
+            raise Forbidden(f"the key {self.name!r} may not look as a caller with tag(s) {', '.join(extra)}")
+        if want.region not in ("", self.caller.region):
+            raise Forbidden(f"the key {self.name!r} may not look as a caller of region {want.region!r}")
+        return want
+
+
+ANONYMOUS = Principal("-", "anonymous", Caller())
+
+
+class Service:
+    """Warm, concurrent read operations and atomic writes over one store file."""
+
+    def __init__(self, path: str, *, default_rules: bool = True, max_limits: Limits = DEFAULT_LIMITS,
+                 poll_seconds: float = 0.5, warm: tuple[str, ...] = ()) -> None:
+        if not os.path.isfile(path):
+            raise StoreError(f"{path}: no such store; run `thinkingdb ingest` first")
+        self.path = path
+        self.default_rules = default_rules
+        self.max_limits = max_limits
+        self.poll_seconds = poll_seconds
+        self._probe = Store(path, create=False, readonly=True)
+        self._probe_lock = threading.Lock()
+        self._lock = threading.Lock()           # the current snapshot and its user counts
+        self._refresh_lock = threading.Lock()   # one snapshot build at a time
+        self._write_lock = threading.Lock()     # one writer at a time
+        self._writer: KnowledgeBase | None = None
+        self._hot: OrderedDict[tuple, None] = OrderedDict()
+        self._checked = time.monotonic()
+        self._current = Snapshot(path, default_rules=default_rules)
+        self.closed = False
+        for name in warm:
+            self.warm(Caller(), name)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close every connection (idempotent); in-flight readers finish on their snapshot first."""
+        if self.closed:
+            return
+        self.closed = True
+        with self._write_lock:
+            if self._writer is not None:
+                self._writer.close()
+        with self._lock:
+            self._current.retired = True
+            if self._current.users == 0:
+                self._current.close()
+        with self._probe_lock:
+            self._probe.close()
+
+    def authenticate(self, token: str | None) -> Principal:
+        """The principal of an API key (see :mod:`thinkingdb.store.keys`); :class:`Unauthorized` if none."""
+        from ..store.keys import verify_key
+        with self._probe_lock:
+            info = verify_key(self._probe, token)
+        if info is None:
+            raise Unauthorized("a valid API key is required (Authorization: Bearer tdb_...)")
+        return Principal(info.id, info.name, info.caller, info.writer)
+
+    @property
+    def generation(self) -> int:
+        return self._current.generation
+
+    def warm(self, caller: Caller, profile: str = "kb-thinkingdb", as_of=None) -> None:
+        """Build now what searches of ``caller`` through ``profile`` need (and keep it warm)."""
+        from ..retrieval.profiles import get_profile
+        with self.reading() as snap:
+            self._use(snap, caller, parse_date(as_of), get_profile(profile).lanes)
+
+    # -- snapshots ----------------------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[Snapshot]:
+        """The current snapshot, held for the duration of one request."""
+        if self.closed:
+            raise StoreError(f"{self.path}: the service is closed")
+        self._poll()
+        with self._lock:
+            snap = self._current
+            snap.users += 1
+        try:
+            yield snap
+        finally:
+            with self._lock:
+                snap.users -= 1
+                if snap.retired and snap.users == 0:
+                    snap.close()
+
+    def _poll(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < self.poll_seconds:
+            return
+        self._checked = now
+        with self._probe_lock:
+            gen = self._probe.current_generation()
+        if gen != self._current.generation and self._refresh_lock.acquire(blocking=False):
+            def run() -> None:
+                try:
+                    self._swap()
+                except ThinkingDBError:
+                    pass  # the old snapshot keeps serving; the next poll tries again
+                finally:
+                    self._refresh_lock.release()
+            threading.Thread(target=run, name="thinkingdb-refresh", daemon=True).start()
+
+    def refresh(self) -> int:
+        """Open, warm and swap in a snapshot of the store as it is now; returns its generation."""
+        with self._refresh_lock:
+            with self._probe_lock:
+                gen = self._probe.current_generation()
+            if gen == self._current.generation:  # a poll already swapped it in
+                return gen
+            return self._swap()
+
+    def _swap(self) -> int:
+        new = Snapshot(self.path, default_rules=self.default_rules)
+        try:
+            for caller, day, lanes in list(self._hot):
+                new.prepare(caller, day, lanes)
+        except BaseException:
+            new.close()
+            raise
+        with self._lock:
+            old, self._current = self._current, new
+            old.retired = True
+            if old.users == 0:
+                old.close()
+        return new.generation
+
+    def _use(self, snap: Snapshot, caller: Caller, day, lanes: tuple[str, ...]):
+        view = snap.prepare(caller, day, lanes)
+        key = (caller, day, tuple(sorted(lanes)))
+        with self._lock:
+            self._hot[key] = None
+            self._hot.move_to_end(key)
+            while len(self._hot) > HOT_VIEWS:
+                self._hot.popitem(last=False)
+        return view
+
+    def _limits(self, body: dict) -> Limits:
+        values = {}
+        for name in ("max_depth", "max_nodes", "max_derived", "timeout_ms"):
+            value = body.get(name, getattr(DEFAULT_LIMITS, name))
+            cap = getattr(self.max_limits, name)
+            if cap is not None and (value is None or value > cap):
+                raise ValidationError(f"field {name!r}: at most {cap:,} on this server")
+            values[name] = value
+        return Limits(**values)
+
+    # -- reading ------------------------------------------------------------------------------------
+    def search(self, who: Principal, body: dict) -> dict:
+        """``POST /search``: the JSON of ``thinkingdb search --json``."""
+        from ..retrieval.pipeline import fold_result, search
+        from ..retrieval.profiles import get_profile
+        check("search", body)
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        profile = get_profile(body.get("profile", "kb-balanced"))
+        features = body.get("features")
+        with self.reading() as snap:
+            self._use(snap, caller, day, profile.lanes)
+            res = search(snap.kb, body["text"], profile=profile, caller=caller, as_of=day,
+                         decompose=True if body.get("decompose") else None,
+                         alignment=True if body.get("align") or features else None, features=features)
+            if body.get("budget_tokens") is not None:
+                res = fold_result(snap.kb, res, body["budget_tokens"],
+                                  diversity_bias=body.get("diversity_bias", 0.3))
+            out = res.to_json()
+            if body.get("labels"):
+                out["labels"] = snap.labels_for(_proof_symbols(r.proof for r in res.results))
+            return out
+
+    def query(self, who: Principal, body: dict) -> dict:
+        """``POST /query``: the JSON of ``thinkingdb query --json``, over the facts the caller may see."""
+        from ..engine.query import evaluate
+        check("query", body)
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        limits = self._limits(body)
+        with self.reading() as snap:
+            view = self._use(snap, caller, day, ("closure",))
+            q = snap.kb.parse_query(body["query"])
+            try:
+                res = evaluate(q, snap.graph(view), snap.kb.rules, limits=limits,
+                               aggregate=body.get("aggregate", "best"), k=body.get("k", 5),
+                               max_answers=body.get("limit"))
+            except ThinkingDBError:
+                raise
+            except (ValueError, KeyError) as exc:
+                raise QueryError(str(exc)) from exc
+            answers = [a.to_json() for a in res.answers]
+            out = {"answers": answers, "truncated": res.truncated, "variables": [v.name for v in q.variables()]}
+            if body.get("labels"):
+                out["labels"] = snap.labels_for(_proof_symbols(a.proof for a in res.answers))
+            return out
+
+    def why(self, who: Principal, body: dict) -> dict:
+        """``POST /why``: the JSON of ``thinkingdb why --json`` (proof and provenance of its leaves)."""
+        from ..engine.query import why
+        check("why", body)
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        limits = self._limits(body)
+        with self.reading() as snap:
+            view = self._use(snap, caller, day, ("closure",))
+            t = parse_fact(body["fact"], snap.kb.store.vocabulary())
+            proof = why(t, snap.graph(view), snap.kb.rules, limits=limits, alternatives=body.get("alternatives", 0))
+            if proof is None:
+                return {"proof": None}
+            out = {"proof": proof.to_json(), "provenance": {str(f): snap.provenance(f, view) for f in proof.leaves()}}
+            if body.get("labels"):
+                out["labels"] = snap.labels_for(_proof_symbols([proof]))
+            return out
+
+    def provenance(self, who: Principal, body: dict) -> dict:
+        """``POST /provenance``: the visible sources, lines and units of each fact (for proof leaves)."""
+        check("provenance", body)
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        with self.reading() as snap:
+            view = self._use(snap, caller, day, ("closure",))
+            vocab = snap.kb.store.vocabulary()
+            facts = [parse_fact(text, vocab) for text in body["facts"]]
+            return {"provenance": {str(t): snap.provenance(t, view) for t in facts}}
+
+    def stats(self, who: Principal, body: dict | None = None) -> dict:
+        """``GET /stats``: the keys of ``thinkingdb stats --json``, counted over what the caller may see."""
+        body = check("stats", body or {})
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        with self.reading() as snap:
+            return snap.stats(self._use(snap, caller, day, ("closure",)))
+
+    def unit(self, who: Principal, unit_id: str, body: dict | None = None) -> dict:
+        """``GET /units/{id}``: a visible unit's fields and the facts it asserts; hidden ones are not found."""
+        body = check("stats", body or {})
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        with self.reading() as snap:
+            view = self._use(snap, caller, day, ("closure",))
+            lanes = snap.lanes
+            u = lanes.by_id.get(unit_id)
+            if u is None or not snap.visible_unit(view)(unit_id):
+                raise NotFound(f"no unit {unit_id!r} that this caller may see")
+            facts = [{"subject": t.subject, "relation": t.relation, "object": t.object, "confidence": c}
+                     for t, c in lanes.facts.unit_facts.get(unit_id, ())]
+            return {"unit": _unit_json(u), "facts": facts,
+                    "labels": snap.labels_for([f["subject"] for f in facts] + [f["object"] for f in facts])}
+
+    def symbol(self, who: Principal, key: str, body: dict | None = None) -> dict:
+        """``GET /symbols/{key}``: the facts around a symbol that the caller may see, with the visible
+        units asserting each (at most :data:`NEIGHBOURS` per direction; ``truncated`` says so)."""
+        from ..model import Triple
+        body = check("stats", body or {})
+        caller, day = who.narrow(body.get("caller")), parse_date(body.get("as_of"))
+        with self.reading() as snap:
+            view = self._use(snap, caller, day, ("closure",))
+            g, fa, visible = snap.graph(view), snap.lanes.facts, snap.visible_unit(view)
+            if g.symbol_id(key) is None:
+                raise NotFound(f"no symbol {key!r} in the facts this caller may see")
+            out, inn, truncated = [], [], False
+            for r in g.relations():
+                for o, c in sorted(g.objects(key, r).items()):
+                    out.append((Triple(key, r, o), c))
+                for s, c in sorted(g.subjects(r, key).items()):
+                    inn.append((Triple(s, r, key), c))
+            if len(out) > NEIGHBOURS or len(inn) > NEIGHBOURS:
+                truncated = True
+                out.sort(key=lambda tc: -tc[1])
+                inn.sort(key=lambda tc: -tc[1])
+                out, inn = out[:NEIGHBOURS], inn[:NEIGHBOURS]
+
+            def fact(t: Triple, c: float) -> dict:
+                units = sorted(u for u in fa.fact_units.get(t, {}) if visible(u))
+                return {"subject": t.subject, "relation": t.relation, "object": t.object, "confidence": c,
+                        "units": units}
+
+            names = [key] + [t.object for t, _ in out] + [t.subject for t, _ in inn]
+            return {"symbol": key, "out": [fact(t, c) for t, c in out], "in": [fact(t, c) for t, c in inn],
+                    "truncated": truncated, "labels": snap.labels_for(names)}
+
+    # -- writing ------------------------------------------------------------------------------------
+    def ingest(self, who: Principal, body: dict) -> dict:
+        """``POST /ingest`` (writers only): the JSON of ``thinkingdb ingest --json``, plus the generation
+        now being served. Each file is kept under ``DB.uploads/NAME`` (its source name in provenance);
+        sending a name again replaces what it contributed before, as ingesting a file again does."""
+        check("ingest", body)
+        if not who.writer:
+            raise Forbidden(f"the key {who.name!r} may not write (make a key with --writer)")
+        files = body["files"]
+        if not files:
+            raise ValidationError("field 'files': at least one file is needed")
+        names = [f["name"] for f in files]
+        for n in names:
+            if not _NAME.fullmatch(n):
+                raise ValidationError(f"file name {n!r}: use letters, digits, '.', '_' and '-' "
+                                      "(128 at most, not starting with a dot)")
+        if len(set(names)) != len(names):
+            raise ValidationError("field 'files': a file name appears twice")
+        spool = self.path + ".uploads"
+        with self._write_lock:
+            os.makedirs(spool, exist_ok=True)
+            paths, backups = [], []
+            try:
+                for f in files:
+                    path = os.path.join(spool, f["name"])
+                    if os.path.exists(path):
+                        os.replace(path, path + ".previous")
+                        backups.append(path)
+                    with open(path, "w", encoding="utf-8", newline="") as fh:
+                        fh.write(f["text"])
+                    paths.append(path)
+                if self._writer is None:
+                    self._writer = KnowledgeBase(self.path, create=False, default_rules=self.default_rules)
+                report = self._writer.ingest(paths, skip_invalid=bool(body.get("skip_invalid")),
+                                             rejects_path=os.path.join(spool, "rejects.jsonl"))
+            except BaseException:
+                for p in paths:
+                    if p not in backups:
+                        os.remove(p)
+                for p in backups:
+                    os.replace(p + ".previous", p)
+                raise
+            for p in backups:
+                os.remove(p + ".previous")
+        out = report.to_json()
+        out["generation"] = self.refresh()
+        return out
+
+
+def _proof_symbols(proofs) -> list[str]:
+    out: list[str] = []
+    for p in proofs:
+        for node in (p if isinstance(p, tuple) else (p,)):
+            if node is None:
+                continue
+            for t in node.facts():
+                out += [t.subject, t.object]
+            for t in node.leaves():
+                out += [t.subject, t.object]
+    return out
+
+
+def _unit_json(u) -> dict:
+    import json
+    return {"id": u.id, "role": u.role, "topic": u.topic, "claim": u.claim, "condition": u.condition,
+            "procedure": u.procedure, "utility_acts": list(u.utility_acts), "utility_note": u.utility_note,
+            "source": u.source, "chunk": u.chunk, "acl": list(u.acl), "region": u.region,
+            "effective_from": u.effective_from, "effective_to": u.effective_to, "extra": json.loads(u.extra or "{}")}
