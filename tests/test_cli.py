@@ -98,7 +98,7 @@ def test_duplicates_merge_max_confidence_and_keep_all_provenance(tmp_path, capsy
     assert main(["--db", db, "-q", "ingest", str(tdb), str(tsv)]) == 0
     capsys.readouterr()
     code, out, _ = run(capsys, "--db", db, "export", "--format", "tsv")
-    assert out == "alpha\tr\tbeta\t0.7\n"
+    assert out == "subject\trelation\tobject\tconfidence\nAlpha\tr\tBeta\t0.7\n"  # labels as first written
     code, out, _ = run(capsys, "--db", db, "--json", "why", "alpha r beta", "--sources")
     prov = json.loads(out)["provenance"]["alpha r beta"]
     assert sorted((p["source"].split("/")[-1], p["line"], p["confidence"]) for p in prov) == [
@@ -125,7 +125,7 @@ def test_reingest_replaces_a_source(tmp_path, capsys):
     src.write_text("a r b.\n")
     main(["--db", db, "-q", "ingest", str(src)])
     capsys.readouterr()
-    _, out, _ = run(capsys, "--db", db, "export", "--format", "tsv")
+    _, out, _ = run(capsys, "--db", db, "export", "--format", "tsv", "--no-header")
     assert out == "a\tr\tb\t1.0\n"
 
 

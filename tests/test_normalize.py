@@ -14,11 +14,40 @@ from thinkingdb import ValidationError, Vocabulary, compile_source, relation_key
     ('"AchillesIDE"', "achilleside"),
     ("Straße", "strasse"),          # case folding, not lowercasing
     ("ＡＢＣ", "abc"),               # NFKC folds full-width letters
-    ("GO:0000088", "go:0000088"),
+    ("GO:0000088", "GO:0000088"),    # a CURIE is its own key (issue 17)
     ("café", "café"),
 ])
 def test_symbol_keys(label, key):
     assert symbol_key(label) == key
+
+
+@pytest.mark.parametrize("label,exact,folded", [
+    ("GO:0000088", "GO:0000088", "go:0000088"),
+    ("ex:Paris", "ex:Paris", "ex:paris"),
+    ("ex:New_York", "ex:New_York", "ex:new_york"),
+    ("ex:New-York", "ex:New-York", "ex:new_york"),
+    ("<http://example.org/A_b>", "http://example.org/A_b", "<http://example.org/a_b>"),
+    ('"http://example.org/X"', "http://example.org/X", "http://example.org/x"),
+    ("urn:isbn:0451450523", "urn:isbn:0451450523", "urn:isbn:0451450523"),
+    ("New York", "new_york", "new_york"),      # plain words fold in both modes
+    ("Note: a word", "note:_a_word", "note:_a_word"),  # a space: not a CURIE
+    ("10:30", "10:30", "10:30"),                # a CURIE prefix starts with a letter
+])
+def test_iris_and_curies_are_exact_in_mode_iris(label, exact, folded):
+    assert symbol_key(label) == exact == Vocabulary().symbol(label)
+    assert symbol_key(label, "folded") == folded == Vocabulary(mode="folded").symbol(label)
+
+
+def test_exact_iris_keep_paris_apart_and_new_york_not_a_self_loop():
+    program = compile_source("ex:Paris ex:locatedIn ex:France. ex:paris ex:locatedIn ex:Texas. "
+                             "ex:New_York ex:sameAs ex:New-York.", "t.tdb")
+    assert sorted(str(f.triple) for f, _ in program.facts) == [
+        "ex:New_York ex:sameAs ex:New-York", "ex:Paris ex:locatedIn ex:France", "ex:paris ex:locatedIn ex:Texas"]
+
+
+def test_an_unknown_symbol_mode_is_refused():
+    with pytest.raises(ValidationError, match="symbol mode"):
+        Vocabulary(mode="lowercase")
 
 
 @pytest.mark.parametrize("name", ["dependsOn", "depends-on", "depends on", "DEPENDS_ON", "Depends_On", "depends__on"])

@@ -46,9 +46,15 @@ class KnowledgeBase:
     """An open store plus the in-memory fact graph built from it (rebuilt only after writes)."""
 
     def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
-                 default_rules: bool = True):
+                 default_rules: bool = True, symbols: str | None = None):
         self.path = path
         self.store = Store(path, create=create, readonly=readonly)
+        if symbols is not None:  # the store's symbol mode (see thinkingdb.normalize); only a store without facts changes
+            try:
+                self.store.set_symbol_mode(symbols)
+            except BaseException:
+                self.store.close()
+                raise
         self.default_rules = default_rules
         self._cache: _Cache | None = None
         self._extra_rules: tuple[Rule, ...] = ()
@@ -172,11 +178,27 @@ class KnowledgeBase:
             g.add_edge(s, o, key=r, relation=r, confidence=c)
         return g
 
-    def export(self, fmt: str) -> str:
-        """The facts as ``jsonl``, ``tsv``, ``dot`` or ``graphml`` text."""
+    def export(self, fmt: str, *, header: bool = True) -> str:
+        """The facts as ``jsonl``, ``tsv``, ``nt`` (N-Triples), ``ttl`` (Turtle), ``dot`` or ``graphml`` text.
+
+        TSV starts with a header row (``header=False`` leaves it out) and writes each symbol as its
+        label where the label is read back as the same key, so labels survive a round trip; N-Triples
+        and Turtle keep labels, confidences and declarations (see :mod:`thinkingdb.store.rdfwrite`).
+        """
         rows = sorted(self.store.fact_rows())
         if fmt == "tsv":
-            return "".join(f"{s}\t{r}\t{o}\t{c!r}\n" for s, r, o, c in rows)
+            labels, vocab = self.store.labels(), self.store.vocabulary()
+
+            def shown(key: str) -> str:
+                label = labels.get(key, key)
+                return label if "\t" not in label and "\n" not in label and vocab.symbol(label) == key else key
+            head = "subject\trelation\tobject\tconfidence\n" if header else ""
+            return head + "".join(f"{shown(s)}\t{r}\t{shown(o)}\t{c!r}\n" for s, r, o, c in rows)
+        if fmt in ("nt", "ttl"):
+            from .store.rdfwrite import write_rdf
+            buf = io.StringIO()
+            write_rdf(buf, fmt, rows, self.store.labels(), self.store.declarations())
+            return buf.getvalue()
         if fmt == "jsonl":
             labels = self.store.labels()
             return "".join(json.dumps({"subject": s, "relation": r, "object": o, "confidence": c,
@@ -189,7 +211,7 @@ class KnowledgeBase:
             return buf.getvalue().decode("utf-8")
         if fmt == "dot":
             return _to_dot(self.to_networkx())
-        raise QueryError(f"unknown export format {fmt!r}; expected jsonl, tsv, dot or graphml")
+        raise QueryError(f"unknown export format {fmt!r}; expected jsonl, tsv, nt, ttl, dot or graphml")
 
 
 def _dot_id(text: str) -> str:

@@ -14,7 +14,7 @@ from grammar import ast
 from .errors import Diagnostic, ParseError, ValidationError, translate
 from .model import (Atom, Declaration, Fact, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Term, Triple, Var)
-from .normalize import Vocabulary, symbol_key
+from .normalize import Vocabulary
 
 
 @dataclass
@@ -50,7 +50,7 @@ class _Compiler:
         self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, col, reason))
 
     def symbol(self, sym: ast.Symbol) -> str:
-        key = symbol_key(sym.text)
+        key = self.vocab.symbol(sym.text)
         self.program.labels.setdefault(key, sym.text.strip())
         return key
 

@@ -4,6 +4,12 @@ A symbol's key is its text after Unicode NFKC, case folding and trimming, with q
 every run of spaces, ``-`` and ``_`` folded into one ``_``; the first label seen is kept for display.
 A relation's key is the same fold applied after splitting camelCase, so ``dependsOn``, ``depends-on``,
 ``depends on`` and ``DEPENDS_ON`` are all ``depends_on``.
+
+Identity matters for IRIs and CURIEs (``http://example.org/Paris``, ``<urn:x:1>``, ``ex:Paris``,
+``GO:0000001``): in the default symbol mode ``"iris"`` such a name is its own key, exactly as written
+(only surrounding spaces, quotes and ``<>`` are removed), so ``ex:Paris`` and ``ex:paris`` stay two
+symbols. Mode ``"folded"`` (stores made before the modes existed) folds them like any word. Plain words
+are folded the same way in every mode. A store keeps its mode (:attr:`Vocabulary.mode`).
 """
 
 from __future__ import annotations
@@ -22,17 +28,39 @@ _QUOTES = "\"'“”‘’«»`"
 # after the fold, quotes can reach an edge ('-"0' -> '_"0'): strip them with the underscores, so that
 # a key is its own key
 _EDGES = _QUOTES + "_"
+# a scheme or prefix, a colon and no space or IRI-forbidden character: an IRI or a CURIE
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+")
+SYMBOL_MODES = ("iris", "folded")
+"""``iris``: IRIs and CURIEs are kept exactly (the default); ``folded``: every name is folded."""
+
+
+def exact_name(text: str) -> str | None:
+    """The name itself when it is an IRI or CURIE (kept exactly in mode ``iris``), else None.
+
+    >>> exact_name(" <http://example.org/Paris> "), exact_name("GO:0000001"), exact_name("New York")
+    ('http://example.org/Paris', 'GO:0000001', None)
+    """
+    t = text.strip().strip(_QUOTES).strip()
+    if t[:1] == "<" and t[-1:] == ">":
+        t = t[1:-1].strip()
+    return t if _IRI.fullmatch(t) else None
 
 
 @lru_cache(maxsize=1 << 18)
-def symbol_key(label: str) -> str:
-    """The canonical key of a symbol.
+def symbol_key(label: str, mode: str = "iris") -> str:
+    """The canonical key of a symbol (see the module docstring for ``mode``).
 
     >>> symbol_key("Secure Execution"), symbol_key("secure-execution"), symbol_key(" secure__execution ")
     ('secure_execution', 'secure_execution', 'secure_execution')
     >>> symbol_key('"AchillesIDE"')
     'achilleside'
+    >>> symbol_key("ex:New_York"), symbol_key("ex:New-York"), symbol_key("ex:New-York", "folded")
+    ('ex:New_York', 'ex:New-York', 'ex:new_york')
     """
+    if mode != "folded":
+        exact = exact_name(label)
+        if exact is not None:
+            return exact
     text = unicodedata.normalize("NFKC", label).strip().strip(_QUOTES).strip()
     key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
     if not key:
@@ -41,12 +69,18 @@ def symbol_key(label: str) -> str:
 
 
 @lru_cache(maxsize=1 << 14)
-def relation_key(name: str) -> str:
-    """The canonical snake_case key of a relation name.
+def relation_key(name: str, mode: str = "iris") -> str:
+    """The canonical snake_case key of a relation name; an IRI or CURIE is kept exactly (mode ``iris``).
 
     >>> [relation_key(n) for n in ("dependsOn", "depends-on", "depends on", "DEPENDS_ON", "HTTPServerOf")]
     ['depends_on', 'depends_on', 'depends_on', 'depends_on', 'http_server_of']
+    >>> relation_key("http://schema.org/knowsAbout"), relation_key("schema:knowsAbout", "folded")
+    ('http://schema.org/knowsAbout', 'schema:knows_about')
     """
+    if mode != "folded":
+        exact = exact_name(name)
+        if exact is not None:
+            return exact
     text = unicodedata.normalize("NFKC", name).strip().strip(_QUOTES).strip()
     text = _CAMEL_2.sub("_", _CAMEL_1.sub("_", text))
     key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
@@ -68,9 +102,22 @@ class Vocabulary:
 
     aliases: dict[str, str] = field(default_factory=dict)
     inverses: dict[str, str] = field(default_factory=dict)  # non-canonical name -> canonical relation
+    mode: str = "iris"  # see SYMBOL_MODES
+
+    def __post_init__(self) -> None:
+        if self.mode not in SYMBOL_MODES:
+            raise ValidationError(f"unknown symbol mode {self.mode!r}; expected one of {', '.join(SYMBOL_MODES)}")
+
+    def symbol(self, label: str) -> str:
+        """The key of a symbol in this vocabulary's mode.
+
+        >>> Vocabulary().symbol("ex:Paris"), Vocabulary(mode="folded").symbol("ex:Paris")
+        ('ex:Paris', 'ex:paris')
+        """
+        return symbol_key(label, self.mode)
 
     def add_alias(self, phrase: str, relation: str) -> None:
-        src, dst = relation_key(phrase), relation_key(relation)
+        src, dst = relation_key(phrase, self.mode), relation_key(relation, self.mode)
         dst = self.aliases.get(dst, dst)
         if src == dst:
             return
@@ -89,13 +136,13 @@ class Vocabulary:
 
     def relation(self, name: str) -> str:
         """Canonical relation key with aliases applied."""
-        key = relation_key(name)
+        key = relation_key(name, self.mode)
         return self.aliases.get(key, key)
 
     def orient(self, subject: str, relation: str, obj: str) -> tuple[str, str, str]:
         """Canonical (subject, relation, object) keys with inverses stored in their one direction."""
         rel = self.relation(relation)
-        s, o = symbol_key(subject), symbol_key(obj)
+        s, o = symbol_key(subject, self.mode), symbol_key(obj, self.mode)
         if rel in self.inverses:
             return o, self.inverses[rel], s
         return s, rel, o

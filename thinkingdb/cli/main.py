@@ -52,6 +52,8 @@ def _limits(args) -> Limits:
 # -- commands -------------------------------------------------------------------------------------------
 def cmd_ingest(args) -> int:
     with _open(args) as kb:
+        if args.symbols:
+            kb.store.set_symbol_mode(args.symbols)
         rejects = args.rejects or (args.db + ".rejects.jsonl" if args.skip_invalid else None)
         report = kb.ingest(args.files, skip_invalid=args.skip_invalid, rejects_path=rejects,
                            progress=None if not args.quiet else False)
@@ -148,8 +150,8 @@ def cmd_stats(args) -> int:
 
 def cmd_export(args) -> int:
     with _open(args) as kb:
-        text = kb.export(args.format)
-    if args.output:
+        text = kb.export(args.format, header=not args.no_header)
+    if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
         _emit(args, {"output": args.output, "format": args.format}, None)
@@ -195,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
+    p.add_argument("--symbols", choices=("iris", "folded"), help="symbol mode of a new store: IRIs and CURIEs kept "
+                   "exactly (iris, the default) or folded like words (see docs/ingest.md)")
     p.add_argument("--rejects", metavar="PATH", help="rejects file (default DB.rejects.jsonl)")
 
     p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",
@@ -220,8 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("export", "export the facts as JSON Lines, TSV, Graphviz DOT or GraphML",
                 "thinkingdb export --format graphml -o kb.graphml", cmd_export)
-    p.add_argument("--format", choices=("jsonl", "tsv", "dot", "graphml"), required=True)
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--format", choices=("jsonl", "tsv", "nt", "ttl", "dot", "graphml"), required=True)
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output ('-': stdout)")
+    p.add_argument("--no-header", action="store_true", help="TSV without its header row")
 
     for register in (search_commands.register, tools.register, serve_commands.register):  # commands beside their features
         register(sub, common)

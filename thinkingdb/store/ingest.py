@@ -111,14 +111,14 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     labels: dict[str, str] = {}
     skeys: dict[str, str] = {}
     rkeys: dict[str, tuple[str, bool]] = {}
-    inverses = vocab.inverses
+    inverses, symbol = vocab.inverses, vocab.symbol
     for line, s_, r_, o_, conf in simple:
         ks = skeys.get(s_)
         if ks is None:
-            ks = skeys[s_] = symbol_key(s_)
+            ks = skeys[s_] = symbol(s_)
         ko = skeys.get(o_)
         if ko is None:
-            ko = skeys[o_] = symbol_key(o_)
+            ko = skeys[o_] = symbol(o_)
         rel = rkeys.get(r_)
         if rel is None:
             k = vocab.relation(r_)
@@ -186,8 +186,25 @@ def _split_tsv(text: str, parts: list[str], source: str, line_no: int) -> Reject
     return _reject(source, line_no, col, "invalid line", text)  # pragma: no cover - defensive
 
 
+HEADER_WORDS = frozenset({"subject", "relation", "object", "confidence", "predicate", "property", "s", "r", "p",
+                          "o", "c", "source", "target", "head", "tail", "from", "to", "weight", "score", "label"})
+"""Column names that make a first row a header row."""
+
+
+def is_header(fields: Sequence[str]) -> bool:
+    """Whether a first row names columns rather than holding a fact: every field is a column name.
+
+    >>> is_header(["subject", "relation", "object"]), is_header(["Source", "Predicate", "Target", "Weight"])
+    (True, True)
+    >>> is_header(["nginx", "depends_on", "openssl"]), is_header(["subject", "is_a", "object"])
+    (False, False)
+    """
+    return 3 <= len(fields) and all(f.strip().strip('"').casefold() in HEADER_WORDS for f in fields)
+
+
 def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
-    """``subject<TAB>relation<TAB>object[<TAB>confidence]`` per line; ``#`` starts a comment line.
+    """``subject<TAB>relation<TAB>object[<TAB>confidence]`` per line; ``#`` starts a comment line; a first
+    row of column names (:func:`is_header`) is skipped and counted.
 
     Streams: the file is read in blocks and yielded in batches of :data:`CHUNK` facts, so memory stays
     bounded whatever the file size. Symbol and relation keys are memoized per file (the memo is cleared
@@ -198,7 +215,7 @@ def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     seen_any = False
     skeys: dict[str, str] = {}
     rkeys: dict[str, tuple[str, bool]] = {}
-    inverses = vocab.inverses
+    inverses, symbol = vocab.inverses, vocab.symbol
     line_no = 0
     with open(path, "rb") as fh:
         for data, count in _blocks(fh):
@@ -231,8 +248,12 @@ def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
                 if not text or text[0] == "#" or (text[0] in " \t\f\v" and (not text.strip()
                                                                             or text.lstrip()[0] == "#")):
                     continue
-                seen_any = True
                 parts = text.split("\t")
+                if not seen_any and is_header(parts):
+                    batch.notes["header rows"] = 1
+                    seen_any = True
+                    continue
+                seen_any = True
                 n = len(parts)
                 try:
                     if n == 3:
@@ -249,11 +270,11 @@ def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
                     if ks is None:
                         if len(skeys) > _CACHE_MAX:
                             skeys.clear()
-                        ks = skeys[s] = symbol_key(s)
+                        ks = skeys[s] = symbol(s)
                         labels.setdefault(ks, s.strip())
                     ko = skeys.get(o)
                     if ko is None:
-                        ko = skeys[o] = symbol_key(o)
+                        ko = skeys[o] = symbol(o)
                         labels.setdefault(ko, o.strip())
                     rel = rkeys.get(r)
                     if rel is None:
@@ -437,8 +458,15 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     yield batch
 
 
+def read_rdf(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """N-Triples, Turtle, N-Quads, TriG or JSON-LD through pyoxigraph (see :mod:`thinkingdb.store.rdf`)."""
+    from .rdf import read_rdf as reader
+    return reader(path, source, vocab)
+
+
 READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl, ".md": read_markdown,
-                              ".markdown": read_markdown, ".txt": read_text}
+                              ".markdown": read_markdown, ".txt": read_text, ".nt": read_rdf, ".ttl": read_rdf,
+                              ".nq": read_rdf, ".trig": read_rdf, ".jsonld": read_rdf}
 """Readers by file extension."""
 
 
@@ -467,11 +495,12 @@ class IngestReport:
     aliases: int = 0
     sources: tuple[str, ...] = ()
     rejects_path: str | None = None
+    notes: tuple[tuple[str, int], ...] = ()  # counted things not stored as given (skipped literals, labels ...)
 
     def to_json(self) -> dict:
         return {"units": self.units, "facts": self.facts, "rejected": self.rejected, "rules": self.rules,
                 "declarations": self.declarations, "aliases": self.aliases, "sources": list(self.sources),
-                "rejects_path": self.rejects_path}
+                "rejects_path": self.rejects_path, "notes": dict(self.notes)}
 
 
 def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, rejects_path: str | None = None,
@@ -503,6 +532,7 @@ def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path
             progress: bool | None) -> IngestReport:
     vocab = store.vocabulary()
     totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
+    notes: dict[str, int] = {}
     rejects: list[Reject] = []
     with store.transaction():
         for path in paths:
@@ -516,6 +546,8 @@ def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path
             for batch in reader_for(path)(path, source, vocab):
                 _check_units(store, batch)
                 rejects.extend(batch.rejects)
+                for what, n in batch.notes.items():
+                    notes[what] = notes.get(what, 0) + n
                 bar.update(batch.size, batch.records)
                 if rejects and not skip_invalid:
                     if len(rejects) > MAX_DIAGNOSTICS:
@@ -533,7 +565,7 @@ def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path
                 fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
     return IngestReport(totals["units"], totals["facts"], len(rejects), totals["rules"], totals["declarations"],
                         totals["aliases"], tuple(os.path.normpath(p) for p in paths),
-                        rejects_path if rejects else None)
+                        rejects_path if rejects else None, tuple(sorted(notes.items())))
 
 
 def _check_units(store: Store, batch: Batch) -> None:

@@ -244,7 +244,7 @@ def _extract_paragraph(batch: Batch, para: list[tuple[int, str]], base: int, sou
         try:
             s, r, o = vocab.orient(x.subject, x.relation, x.object)
             fact = Fact(s, r, o)
-            ks, ko = symbol_key(x.subject), symbol_key(x.object)
+            ks, ko = vocab.symbol(x.subject), vocab.symbol(x.object)
         except ValidationError as exc:
             batch.rejects.append(_reject(source, line, 1, str(exc), x.sentence))
             continue

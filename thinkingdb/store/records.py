@@ -45,6 +45,7 @@ class Batch:
     aliases: list[tuple[str, str, int]] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
     size: int = 0  # bytes consumed, for the progress bar
+    notes: dict[str, int] = field(default_factory=dict)  # counted things the reader did not store as given
 
     @property
     def facts(self) -> list[tuple[Fact, int, str | None]]:

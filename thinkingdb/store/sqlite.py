@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import StoreError
 from ..model import Atom, Declaration, Fact, Rule, Term, Triple, Var
-from ..normalize import Vocabulary
+from ..normalize import SYMBOL_MODES, Vocabulary
 
 APPLICATION_ID = 0x54444231  # "TDB1"
 SCHEMA_VERSION = 2
@@ -203,6 +203,7 @@ class Store:
             c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             c.execute("INSERT INTO meta VALUES ('generation', '0')")
+            c.execute("INSERT INTO meta VALUES ('symbols', 'iris')")
             c.execute("COMMIT")
         elif app != APPLICATION_ID:
             raise StoreError(f"{self.path}: a foreign SQLite database (application id {app:#x}), not a "
@@ -342,8 +343,9 @@ class Store:
 
     def add_aliases(self, aliases: Iterable[tuple[str, str, str, int]]) -> None:
         from ..normalize import relation_key
+        mode = self.symbol_mode
         self.conn.executemany("INSERT OR REPLACE INTO aliases VALUES (?, ?, ?, ?)",
-                              [(relation_key(p), r, self.source_id(src), line) for p, r, src, line in aliases])
+                              [(relation_key(p, mode), r, self.source_id(src), line) for p, r, src, line in aliases])
 
     def unit_owner(self, unit_ids: Sequence[str]) -> dict[str, str]:
         """Which source already holds each of ``unit_ids`` (absent ids are left out)."""
@@ -442,8 +444,27 @@ class Store:
                 self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
                                   "ORDER BY relation, kind, other")]
 
+    @property
+    def symbol_mode(self) -> str:
+        """How this store keys IRIs and CURIEs (:data:`thinkingdb.normalize.SYMBOL_MODES`); a store made
+        before the modes existed folds them (``folded``)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'symbols'").fetchone()
+        return row[0] if row else "folded"
+
+    def set_symbol_mode(self, mode: str) -> None:
+        """Choose the symbol mode of a store that holds no facts yet; a store with facts keeps its own."""
+        if mode not in SYMBOL_MODES:
+            raise StoreError(f"unknown symbol mode {mode!r}; expected one of {', '.join(SYMBOL_MODES)}")
+        if mode == self.symbol_mode:
+            return
+        if self.conn.execute("SELECT 1 FROM facts LIMIT 1").fetchone() or self.readonly:
+            raise StoreError(f"{self.path}: the store keys symbols in mode {self.symbol_mode!r}; it cannot change "
+                             f"to {mode!r} once it holds facts (ingest into a new store)")
+        with self.transaction():
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('symbols', ?)", (mode,))
+
     def vocabulary(self) -> Vocabulary:
-        v = Vocabulary()
+        v = Vocabulary(mode=self.symbol_mode)
         for phrase, rel, _ in self.conn.execute("SELECT phrase, relation, max(origin) FROM aliases "
                                                 "GROUP BY phrase ORDER BY phrase"):
             v.aliases[phrase] = rel
