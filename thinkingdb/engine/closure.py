@@ -57,6 +57,7 @@ class ClosureStats:
     nodes: int
     elapsed_ms: float
     fallback: str | None = None   # why the columnar engine did not run (the reference engine did)
+    tables: int = 0   # goal-directed runs: the demanded patterns (tables) of the question
 
 
 class _Timeout(Exception):
@@ -69,18 +70,18 @@ class _Found(Exception):
 
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
             limits: Limits = Limits(), alternatives: int = 0,
-            via: Iterable[str] | None = None, directions: dict[str, int] | None = None,
-            engine: str = "auto") -> ClosureResult:
+            via: Iterable[str] | None = None,
+            engine: str = "auto", goals: Iterable | None = None) -> ClosureResult:
     """Derive what ``rules`` entail from the facts of ``g`` within ``limits``.
 
     ``seeds``: symbol keys for seeded mode (None: full mode). ``alternatives``: keep up to that many
     other derivations per fact. ``via``: relations the seeded scope may grow along (None: all).
-    ``directions``: instead of ``via``, the relations the seeded scope grows along and in which
-    direction (bit 1: from subject to object, bit 2: from object to subject); see
-    :func:`thinkingdb.engine.query.demand` for when this is exact.
     ``engine``: ``"auto"`` (a fast path when one is exact, else the columnar engine, else the
     reference engine; ``stats.engine`` says which and ``stats.fallback`` why), ``"columnar"`` (no
     fast path) or ``"reference"`` (the semi-naive reference engine only).
+    ``goals``: queries (:class:`~thinkingdb.model.Query`) the run is for. Goal-directed mode: only the
+    facts the goals need are derived (:mod:`thinkingdb.engine.demand`), each with the score, depth
+    and proof the full closure gives it; ``seeds`` and ``via`` are then ignored.
     """
     if engine not in ENGINES:
         raise ValidationError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -98,11 +99,15 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                     ids.sym(t)
     constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,)
                         for t in (a.subject, a.object) if not isinstance(t, Var)}, key=ids.sym_rank)
-    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via, directions)
+    if goals is not None:
+        return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0)
+    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
     plan = None if engine != "auto" else fast_path_plan(rules, limits, alternatives)
     res = None if plan is None else run_transitive(g, ids, rules, plan, scope, deadline)
+    if res is not None and limits.max_derived is not None and res.derived_count > limits.max_derived:
+        res = None   # over the bound: the semi-naive engine admits its canonical prefix
     if res is not None:
         res.truncated = res.truncated or truncated
         res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0,
@@ -140,10 +145,38 @@ def _asserted_in_scope(g: FactGraph, scope: bytearray | None) -> int:
     return sum(1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
 
 
-def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=None):
+def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0):
+    """Closure for ``goals`` only: single-source reachability when the rules are a transitive
+    closure, else the demand of the goals (set-level tabling) and the semi-naive engine admitting
+    only demanded facts within their depth budgets."""
+    from .demand import demand_of  # noqa: PLC0415
+    from .reach import single_source  # noqa: PLC0415
+    res = single_source(g, ids, rules, goals, limits, alternatives, deadline)
+    if res is not None:
+        res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
+                                 (time.perf_counter() - t0) * 1000)
+        return res
+    from .demand import EXACT_STEPS  # noqa: PLC0415
+    d, probe = None, True
+    if limits.max_depth is not None:   # unbounded demand if small: exact depth reporting
+        d = demand_of(g, ids, rules, goals, max_depth=None, max_nodes=limits.max_nodes, deadline=deadline,
+                      step_limit=EXACT_STEPS)
+    if d is None:
+        d = demand_of(g, ids, rules, goals, max_depth=limits.max_depth, max_nodes=limits.max_nodes,
+                      deadline=deadline)
+        probe = limits.max_depth is None
+    scope = bytearray(ids.n_syms)
+    for s in d.symbols:
+        scope[s] = 1
+    scope_list = sorted(d.symbols)
+    return _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
+                       admit=d.budget, tables=d.tables, probe=probe)
+
+
+def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
     """The symbols the run may touch, as a bytearray flag per id (None: everything): the seeds, then
     the rules' constants, then breadth-first layers in canonical order, up to ``max_nodes``; layers
-    follow both directions of the ``via`` relations, or only the given ``directions``."""
+    follow both directions of the ``via`` relations."""
     n_ids = ids.n_syms
     sym_rank, rel_rank = g.ranks()
     if seeds is None:
@@ -164,13 +197,8 @@ def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=
     for s in seed_ids:
         scope[s] = 1
     members = list(seed_ids)
-    if directions is not None:
-        named = sorted((r, bits) for r, bits in ((g.relation_id(v), b) for v, b in directions.items()) if r is not None)
-        outs = [g._out[r] for r, bits in named if bits & 1]
-        ins = [g._in[r] for r, bits in named if bits & 2]
-    else:
-        rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
-        outs, ins = [g._out[r] for r in rels], [g._in[r] for r in rels]
+    rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
+    outs, ins = [g._out[r] for r in rels], [g._in[r] for r in rels]
     layer = [s for s in seed_ids if s < len(g._syms)]
     while layer and truncated is None:
         nxt: set[int] = set()
@@ -192,7 +220,8 @@ def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via, directions=
     return scope, members, truncated
 
 
-def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0):
+def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0, admit=None,
+                tables=0, probe=True):
     store = FactStore(g._out, g._in, scope, g._rel_sizes)
     rec = store.rec
     hist: dict[tuple, list] = {}
@@ -256,7 +285,7 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
             cur = rec.get(head)
             if cur is not None and score <= cur[0]:
                 return
-            if state["probe"]:
+            if state["probe"] and (admit is None or admit(head) >= 0):
                 raise _Found
             p = pending.get(head)
             if p is not None:
@@ -285,6 +314,8 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
     try:
         while True:
             if limits.max_depth is not None and rounds >= limits.max_depth:
+                if not probe:   # goal-directed with budgets: the demand decided whether depth cut anything
+                    break
                 state["probe"] = True
                 try:
                     run_round(delta_by_rel)
@@ -298,11 +329,14 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
                 break
             new_keys = [k for k in pending if k not in rec]
             drop: set = set()
+            if admit is not None:   # goal-directed: only demanded facts, within their depth budget
+                drop = {k for k in pending if admit(k) < rounds}
             if scope is not None:   # only a rule constant can lie outside the scope; it may not come in
-                drop = {k for k in new_keys if not (scope[k[0]] and scope[k[2]])}
-                if drop:
+                out = {k for k in new_keys if k not in drop and not (scope[k[0]] and scope[k[2]])}
+                if out:
                     truncated = truncated or "nodes"
-            if limits.max_derived is not None and n_derived + len(new_keys) - len(drop) > limits.max_derived:
+                    drop |= out
+            if limits.max_derived is not None and n_derived + sum(1 for k in new_keys if k not in drop) > limits.max_derived:
                 room = limits.max_derived - n_derived
                 ordered = sorted((k for k in new_keys if k not in drop), key=ids.key_rank)
                 drop.update(ordered[room:])
@@ -325,5 +359,5 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
         truncated = truncated or "time"
     asserted = len(g) if scope is None else sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
     stats = ClosureStats("semi-naive", asserted, n_derived, rounds, firings, n_nodes,
-                         (time.perf_counter() - t0) * 1000)
+                         (time.perf_counter() - t0) * 1000, tables=tables)
     return ClosureResult(g, ids, rules, store, hist, alts, alternatives, truncated, stats)

@@ -456,3 +456,8 @@ class OneRoundResult(FactView):
         v = self._heads.get(r)
         extra = [] if v is None else np.unique(v.key // self._n).tolist()
         return sorted(set(super().subjects(r)) | set(extra))
+
+    def objects(self, r: int) -> list[int]:
+        v = self._heads.get(r)
+        extra = [] if v is None else np.unique(v.key % self._n).tolist()
+        return sorted(set(super().objects(r)) | set(extra))

@@ -25,7 +25,34 @@ import time
 from ..model import Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Triple
 from .proofs import Proof
 
-__all__ = ["PathWalk", "invert"]
+__all__ = ["PathWalk", "invert", "nullable", "relations"]
+
+
+def relations(path: Path) -> set[str]:
+    """The relations a path mentions.
+
+    >>> sorted(relations(PathSeq((PathRel("a"), PathInv(PathRel("b"))))))
+    ['a', 'b']
+    """
+    if isinstance(path, PathRel):
+        return {path.relation}
+    if isinstance(path, (PathInv, PathRepeat)):
+        return relations(path.path)
+    parts = path.parts if isinstance(path, PathSeq) else path.options
+    return set().union(*(relations(p) for p in parts))
+
+
+def nullable(path: Path) -> bool:
+    """Can the path match zero steps (then every symbol of the graph relates to itself)?"""
+    if isinstance(path, PathRel):
+        return False
+    if isinstance(path, PathInv):
+        return nullable(path.path)
+    if isinstance(path, PathSeq):
+        return all(nullable(p) for p in path.parts)
+    if isinstance(path, PathAlt):
+        return any(nullable(p) for p in path.options)
+    return path.min == 0 or nullable(path.path)
 
 
 def invert(path: Path) -> Path:
@@ -156,7 +183,23 @@ class PathWalk:
             r, fwd, lo, hi = self.simple
             if hi is not None:
                 return self._layers(start, r, fwd, lo, hi)
+            closed = getattr(self.view, "closed_ones", None)
+            if lo <= 1 and r >= 0 and closed is not None and closed(r):
+                return self._closed(start, r, fwd, lo)
         return self._best_first(start)
+
+    def _closed(self, src: int, r: int, fwd: bool, lo: int):
+        """``r+`` / ``r*`` over a transitively closed relation whose facts all score 1: every symbol
+        the walk can reach is one step away with score 1, which no other walk beats (scores are at
+        most 1, walks at least one step), so the best-first search would return exactly this."""
+        answers: dict[int, tuple[float, object]] = {}
+        for v in self._nbrs(r, fwd, src):
+            key = (src, r, v) if fwd else (v, r, src)
+            answers[v] = (1.0, lambda key=key: [key])
+        if lo == 0:
+            answers[src] = (1.0, lambda: [])
+        self._tick(len(answers))
+        return answers
 
     def _layers(self, src: int, r: int, fwd: bool, lo: int, hi: int):
         rank = self.rank

@@ -29,7 +29,7 @@ from .closure import closure
 from ..errors import QueryError
 from .graph import FactGraph
 from ..model import Limits, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query, QueryPattern, Rule, Triple, Var
-from .paths import PathWalk, path_proof
+from .paths import PathWalk, nullable as _nullable, path_proof, relations as _relations
 from .proofs import Proof
 from .results import GraphView
 from .rules import relevant_rules
@@ -90,124 +90,33 @@ class QueryResult:
         return {"answers": [a.to_json() for a in self.answers], "truncated": self.truncated}
 
 
-def _relations(path: Path) -> set[str]:
-    if isinstance(path, PathRel):
-        return {path.relation}
-    if isinstance(path, (PathInv, PathRepeat)):
-        return _relations(path.path)
-    parts = path.parts if isinstance(path, PathSeq) else path.options
-    return set().union(*(_relations(p) for p in parts))
-
-
-FORWARD, BACKWARD = 1, 2   # the directions a relation's edges are walked in, as bits
-
-
-def _flip(bits: int) -> int:
-    return ((bits & FORWARD) << 1) | ((bits & BACKWARD) >> 1)
-
-
-def chain(rule: Rule) -> list[tuple[str, int]] | None:
-    """The premises of ``rule`` as a chain of edges from the head's subject to its object, each with
-    the direction it is walked in, or None when the rule has another shape (a constant, a premise off
-    the chain, a branch).
-
-    >>> x, y, z = Var("x"), Var("y"), Var("z")
-    >>> from thinkingdb.model import Atom
-    >>> chain(Rule("t", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "r", z)))
-    [('r', 1), ('r', 1)]
-    >>> chain(Rule("sym", (Atom(x, "r", y),), Atom(y, "r", x)))
-    [('r', 2)]
-    >>> chain(Rule("c", (Atom(x, "r", "k"),), Atom(x, "s", x))) is None
-    True
-    """
-    terms = [t for a in rule.premises + (rule.head,) for t in (a.subject, a.object)]
-    if not all(isinstance(t, Var) for t in terms) or rule.head.subject == rule.head.object:
-        return None
-    cur, left, out = rule.head.subject, list(rule.premises), []
-    seen = {cur}
-    while left:
-        touching = [a for a in left if cur in (a.subject, a.object)]
-        if len(touching) != 1 or touching[0].subject == touching[0].object:
-            return None
-        a = touching[0]
-        left.remove(a)
-        forward = a.subject == cur
-        out.append((a.relation, FORWARD if forward else BACKWARD))
-        cur = a.object if forward else a.subject
-        if cur in seen:
-            return None
-        seen.add(cur)
-    return out if cur == rule.head.object else None
-
-
-def _walk_bits(path: Path, bits: int, out: dict[str, int]) -> None:
-    if isinstance(path, PathRel):
-        out[path.relation] = out.get(path.relation, 0) | bits
-    elif isinstance(path, PathInv):
-        _walk_bits(path.path, _flip(bits), out)
-    elif isinstance(path, PathRepeat):
-        _walk_bits(path.path, bits, out)
-    else:
-        for part in (path.parts if isinstance(path, PathSeq) else path.options):
-            _walk_bits(part, bits, out)
-
-
-def demand(query: Query, rules) -> tuple[str, dict[str, int]] | None:
-    """For a one-pattern query with a constant end, the constant the answers are walked from and the
-    directions in which each relation's edges can lie on a walk or a proof from it; None otherwise.
-
-    Every relevant rule must be a :func:`chain`: a derived edge then stands for a chain of edges
-    between its own ends, so every fact any proof of an answer uses is reachable from the constant
-    along these directions, and a closure scoped to that region derives exactly the answers' facts
-    with the same best proofs. With the default rule shapes (transitive, symmetric, subrelation,
-    composition) a query such as ``? GO:0006915 ancestor ?y`` then reaches only the term's ancestors,
-    not its whole connected component.
-    """
-    if len(query.patterns) != 1:
-        return None
-    p = query.patterns[0]
-    if not isinstance(p.subject, Var):
-        start, bits = p.subject, FORWARD
-    elif not isinstance(p.object, Var):
-        start, bits = p.object, BACKWARD
-    else:
-        return None
-    chains = [(r.head.relation, chain(r)) for r in rules]
-    if any(c is None for _, c in chains):
-        return None
-    out: dict[str, int] = {}
-    _walk_bits(p.path, bits, out)
-    changed = True
-    while changed:
-        changed = False
-        for head, edges in chains:
-            want = out.get(head, 0)
-            if not want:
-                continue
-            for rel, d in edges:
-                add = want if d == FORWARD else _flip(want)
-                if out.get(rel, 0) | add != out.get(rel, 0):
-                    out[rel] = out.get(rel, 0) | add
-                    changed = True
-    return start, out
-
-
-def _view_for(query_rels: set[str], constants: list[str], g: FactGraph, rules, limits: Limits, alternatives: int,
-              query: Query | None = None):
-    rel_rules = relevant_rules(rules, query_rels)
+def _view_for(query: Query, g: FactGraph, rules, limits: Limits, alternatives: int, goal_directed: bool):
+    rels = set().union(*(_relations(p.path) for p in query.patterns))
+    rel_rules = relevant_rules(rules, rels)
     if not rel_rules:
         return GraphView(g)
-    plan = demand(query, rel_rules) if query is not None else None
-    if plan is not None:
-        start, directions = plan
-        return closure(g, rel_rules, seeds=[start], limits=limits, alternatives=alternatives, directions=directions)
-    via = query_rels | {p.relation for r in rel_rules for p in r.premises} | {r.head.relation for r in rel_rules}
-    return closure(g, rel_rules, seeds=constants or None, limits=limits, alternatives=alternatives, via=via)
+    if goal_directed:
+        return closure(g, rel_rules, goals=[query], limits=limits, alternatives=alternatives)
+    return closure(g, rel_rules, limits=limits, alternatives=alternatives)   # the full closure
 
 
 def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Limits = Limits(),
-             aggregate: str = "best", k: int = 5, max_answers: int | None = None) -> QueryResult:
-    """Answer ``query`` over the facts of ``g`` and what ``rules`` derive within ``limits``."""
+             aggregate: str = "best", k: int = 5, max_answers: int | None = None,
+             goal_directed: bool = True) -> QueryResult:
+    """Answer ``query`` over the facts of ``g`` and what ``rules`` derive within ``limits``.
+
+    Goal-directed (default): only the facts the query needs are derived, each with the score, depth
+    and proof the full closure gives it. ``goal_directed=False`` computes the full closure first
+    (the oracle the tests compare against).
+
+    >>> from thinkingdb.model import Declaration, Fact
+    >>> from thinkingdb.engine.rules import compile_declarations
+    >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("x", "r", "a")])
+    >>> rules = compile_declarations([Declaration("r", "transitive")])
+    >>> q = Query((QueryPattern("a", PathRel("r"), Var("y")),))
+    >>> [a.bindings["y"] for a in evaluate(q, g, rules).answers]
+    ['b', 'c']
+    """
     if aggregate not in AGGREGATES:
         raise QueryError(f"unknown aggregate {aggregate!r}; expected best or noisy-or")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -215,9 +124,7 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     t0 = time.perf_counter()
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
-    rels = set().union(*(_relations(p.path) for p in query.patterns))
-    constants = sorted({t for p in query.patterns for t in (p.subject, p.object) if not isinstance(t, Var)})
-    view = _view_for(rels, constants, g, tuple(rules), limits, kk - 1, query)
+    view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
     truncated = view.truncated
     ids = view.ids
     walks = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in query.patterns]
@@ -302,32 +209,25 @@ def _order(patterns: tuple[QueryPattern, ...]) -> list[int]:
     return order
 
 
-def _nullable(path: Path) -> bool:
-    """Can the path match zero steps (then every symbol of the graph relates to itself)?"""
-    if isinstance(path, PathRel):
-        return False
-    if isinstance(path, PathInv):
-        return _nullable(path.path)
-    if isinstance(path, PathSeq):
-        return all(_nullable(p) for p in path.parts)
-    if isinstance(path, PathAlt):
-        return any(_nullable(p) for p in path.options)
-    return path.min == 0 or _nullable(path.path)
-
-
 def _all_starts(view, path: Path) -> list[int]:
+    """The symbols a pattern with both ends free is walked from: the ends of its relations' facts
+    (asserted and derived); for a path that can match zero steps, every symbol of the model — the
+    graph's and those that exist only through a rule-head constant of a derived fact."""
+    ids = view.ids
     if _nullable(path):
-        return list(range(len(view.g._syms)))
-    first = _relations(path)
+        n = len(view.g._syms)
+        rels = range(len(view.g._rels) + len(ids.local_rels))
+        extra = [x for x in range(n, ids.n_syms) if any(view.out(r, x) or view.inn(r, x) for r in rels)]
+        return list(range(n)) + extra
     out: set[int] = set()
-    for rel in first:
-        rid = view.ids.find_rel(rel)
+    for rel in _relations(path):
+        rid = ids.find_rel(rel)
         if rid is not None:
             out.update(view.subjects(rid))
-            if rid < len(view.g._in):
-                out.update(view.g._in[rid])
-            d_in = getattr(getattr(view, "_store", None), "d_in", {}).get(rid, {})
-            out.update(d_in)
+            out.update(view.objects(rid))
+            d_in = getattr(getattr(view, "_store", None), "d_in", None)   # engines without objects()
+            if d_in is not None:
+                out.update(d_in.get(rid, None) or ())
     return sorted(out)
 
 
@@ -339,7 +239,7 @@ def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: in
     def build() -> list[Proof]:
         keys = steps()
         if isinstance(path, PathRel) and len(keys) == 1:
-            return view.fact_proofs(keys[0], k)
+            return view.evidence(keys[0], k) if k > 1 else view.fact_proofs(keys[0], 1)
         return [path_proof(view, path, s, o, score, keys)]
     return build
 
@@ -364,9 +264,10 @@ def _combine(builders, k: int) -> list[Proof]:
 
 
 def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Limits = Limits(),
-        alternatives: int = 0) -> Proof | None:
+        alternatives: int = 0, goal_directed: bool = True) -> Proof | None:
     """The best proof of ``triple`` (with up to ``alternatives`` others attached), or None when it is
-    neither asserted nor derivable within ``limits``. Seeded from the triple's two symbols.
+    neither asserted nor derivable within ``limits``. Goal-directed: only what the triple needs is
+    derived (``goal_directed=False``: the full closure).
 
     >>> from thinkingdb.model import Fact, Triple
     >>> g = FactGraph([Fact("a", "r", "b", 0.5)])
@@ -377,11 +278,6 @@ def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Lim
     if not rel_rules:
         c = g.confidence(triple)
         return None if c is None else Proof.asserted(triple, c)
-    plan = demand(Query((QueryPattern(triple.subject, PathRel(triple.relation), triple.object),)), rel_rules)
-    if plan is not None:   # every proof of the fact is a chain from its subject: scope along it only
-        res = closure(g, rel_rules, seeds=[plan[0]], limits=limits, alternatives=alternatives, directions=plan[1])
-    else:
-        via = {triple.relation} | {p.relation for r in rel_rules for p in r.premises} | {r.head.relation for r in rel_rules}
-        res = closure(g, rel_rules, seeds=[triple.subject, triple.object], limits=limits,
-                      alternatives=alternatives, via=via)
+    goal = Query((QueryPattern(triple.subject, PathRel(triple.relation), triple.object),))
+    res = closure(g, rel_rules, goals=[goal] if goal_directed else None, limits=limits, alternatives=alternatives)
     return res.proof(triple)

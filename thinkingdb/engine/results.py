@@ -117,6 +117,10 @@ class FactView:
     def subjects(self, r: int) -> list[int]:
         return list(self.g._out[r]) if r < len(self.g._out) else []
 
+    def objects(self, r: int) -> list[int]:
+        """Symbols that are the object of some fact of ``r`` (asserted and derived)."""
+        return list(self.g._in[r]) if r < len(self.g._in) else []
+
     def fact_score(self, key: tuple[int, int, int]) -> float | None:
         return self.asserted(key)
 
@@ -125,9 +129,16 @@ class FactView:
         return None if c is None else Proof.asserted(self.ids.triple(key), c)
 
     def fact_proofs(self, key: tuple[int, int, int], k: int) -> list[Proof]:
-        """Up to ``k`` distinct proofs, best first."""
+        """Up to ``k`` distinct proofs, best first (an asserted fact's own proof always first)."""
         p = self.fact_proof(key)
         return [] if p is None else [p]
+
+    def evidence(self, key: tuple[int, int, int], k: int) -> list[Proof]:
+        """The ``k`` strongest distinct proofs, for noisy-or: an asserted fact's own proof counts by
+        its confidence like any other, so a weak assertion never pushes out stronger derivations
+        (adding evidence never lowers a noisy-or score; docs/closure.md)."""
+        proofs = self.fact_proofs(key, k + 1)
+        return sorted(proofs, key=lambda p: -p.score)[:k]   # stable: the asserted proof first on ties
 
     # -- by triple ---------------------------------------------------------------------------------
     def score(self, triple: Triple) -> float | None:
@@ -211,6 +222,9 @@ class ClosureResult(FactView):
 
     def subjects(self, r: int) -> list[int]:
         return sorted(set(super().subjects(r)) | set(self._store.d_out.get(r, {})))
+
+    def objects(self, r: int) -> list[int]:
+        return sorted(set(super().objects(r)) | set(self._store.d_in.get(r, {})))
 
     def fact_score(self, key) -> float | None:
         c = self.asserted(key)

@@ -13,7 +13,8 @@ balanced tree of transitive steps whose leaves are the asserted ``R`` facts or t
 lifted by their subrelation rule. Any such tree over a walk of ``L`` edges has ``L - 1`` transitive
 steps, so its score is the walk's product — the same as the semi-naive engine's best score.
 
-Used only when it is exact: no depth or derived bound, no alternatives, and every asserted ``R``
+Used only when it is exact: no depth bound, no alternatives, not more derived facts than
+``max_derived`` (the closure falls back to the semi-naive engine, which admits a canonical prefix), and every asserted ``R``
 fact has confidence 1 (a lower asserted confidence would pin a shortcut below its derivations,
 which reachability cannot express); otherwise the semi-naive engine runs.
 """
@@ -35,7 +36,7 @@ from .rules import copy_rule, transitive_relation
 
 def fast_path_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int):
     """``{R: (transitive rule index, [(S, subrelation rule index), ...])}`` or None."""
-    if alternatives or limits.max_depth is not None or limits.max_derived is not None or not rules:
+    if alternatives or limits.max_depth is not None or not rules:
         return None
     trans: dict[str, int] = {}
     copies: list[tuple[str, str, int]] = []
@@ -373,3 +374,13 @@ class TransitiveResult(FactView):
         c = self._rels.get(r)
         extra = [] if c is None else [u for u in range(len(c.comp)) if c.comp[u] >= 0 and len(c.reach(u))]
         return sorted(set(super().subjects(r)) | set(extra))
+
+    def objects(self, r: int) -> list[int]:
+        c = self._rels.get(r)
+        extra = set() if c is None else set(c.buf)
+        return sorted(set(super().objects(r)) | extra)
+
+    def closed_ones(self, r: int) -> bool:
+        """True when every fact of ``r`` scores 1 (then ``r+`` from a source is its reach set)."""
+        c = self._rels.get(r)
+        return c is not None and c.all_ones

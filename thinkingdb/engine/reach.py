@@ -1,0 +1,264 @@
+"""Single-source transitive closure: the goal-directed form of the transitive fast path.
+
+When the rules are a pure transitive closure (:func:`thinkingdb.engine.transitive.fast_path_plan`),
+the full closure's facts ``x R ?`` are the symbols reachable from ``x`` over the ``R`` and ``S``
+edges, and their scores and proofs come from the best walk from ``x`` alone (a per-source search,
+see :class:`~thinkingdb.engine.transitive._Closed`). So a question about ``n5 R ?x`` needs one
+breadth-first search from ``n5``, not the reach sets of everything ``n5`` reaches: this module
+computes reach sets per source (and reverse reach per target) on first use, with exactly the
+scores and proofs of the full fast path. A pattern with both ends free falls back to the full SCC
+closure, built on first use.
+
+Used when the fast path is exact (no depth bound, no alternatives, every asserted ``R`` fact of
+confidence 1). ``max_derived`` counts the facts of the reach sets the question's constants ask for
+and ``max_nodes`` the symbols they hold; over either, the general goal-directed engine runs and cuts.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..model import Limits, PathInv, PathRel, Var
+from .proofs import Proof
+from .results import FactView
+from .transitive import _Closed, fast_path_plan
+
+_ONES: dict[tuple[int, int, int], bool] = {}   # (id(graph), version, relation) -> every confidence is 1
+
+
+def _all_one(g, r: int) -> bool:
+    if r >= len(g._out):
+        return True
+    key = (id(g), g.version, r)
+    v = _ONES.get(key)
+    if v is None:
+        if len(_ONES) > 64:
+            _ONES.clear()
+        v = _ONES[key] = all(c == 1.0 for row in g._out[r].values() for c in row.values())
+    return v
+
+
+class _Lazy(_Closed):
+    """Reach sets of one relation, computed per source on first use (no SCC pass)."""
+
+    def __init__(self, g, ids, r, trule, sources, rules, deadline) -> None:   # noqa: D107 (no eager closure)
+        self.r, self.w, self.trule_name = r, trule.weight, trule.name
+        self.sources, self.rules, self.g, self.scope = sources, rules, g, None
+        self.ids, self.deadline = ids, deadline
+        self.bases = [b for b in [r] + [s for s, _, _ in sources] if b < len(g._out)]
+        self.all_ones = self.w == 1.0 and all(w == 1.0 for _, w, _ in sources) and all(
+            _all_one(g, s) for s, _, _ in sources)
+        self._walks: dict[int, dict[int, int]] = {}
+        self._fwd: dict[int, set[int]] = {}
+        self._bwd: dict[int, set[int]] = {}
+        self._full: _Closed | None = None
+        self.timed_out = False
+        self.computed = 0
+
+    def _bfs(self, u: int, forward: bool) -> set[int]:
+        index = [self.g._out[b] if forward else self.g._in[b] for b in self.bases]
+        seen: set[int] = set()
+        frontier = [u]
+        n = 0
+        while frontier:
+            nxt = []
+            for x in frontier:
+                for idx in index:
+                    row = idx.get(x)
+                    if row:
+                        for y in row:
+                            if y not in seen:
+                                seen.add(y)
+                                nxt.append(y)
+            n += len(frontier)
+            if self.deadline is not None and n > 4096 and time.perf_counter() > self.deadline:
+                self.timed_out = True
+                break
+            frontier = nxt
+        self.computed += len(seen)
+        return seen
+
+    def reach_set(self, u: int) -> set[int]:
+        got = self._fwd.get(u)
+        if got is None:
+            got = self._fwd[u] = self._bfs(u, True)
+        return got
+
+    def reach(self, u: int):
+        return sorted(self.reach_set(u))
+
+    def has(self, u: int, v: int) -> bool:
+        return v in self.reach_set(u)
+
+    def reverse(self, v: int) -> list[int]:
+        got = self._bwd.get(v)
+        if got is None:
+            got = self._bwd[v] = self._bfs(v, False)
+        return sorted(got)
+
+    def full(self) -> _Closed:
+        """The whole closure (SCCs), for questions with both ends free."""
+        if self._full is None:
+            from .transitive import _Tick
+            trule = next(r for r in self.rules if r.name == self.trule_name)
+            self._full = _Closed(self.g, self.ids, self.r, trule, self.sources, self.rules, None,
+                                 _Tick(self.deadline))
+        return self._full
+
+
+class SingleSourceResult(FactView):
+    """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over per-source reach sets."""
+
+    def __init__(self, g, ids, rules, rels: dict[int, _Lazy], goals) -> None:
+        self.g, self.ids, self.rules, self._rels, self._goals = g, ids, rules, rels, goals
+        self.stats = None
+
+    @property
+    def truncated(self):
+        return "time" if any(c.timed_out for c in self._rels.values()) else None
+
+    @truncated.setter
+    def truncated(self, value) -> None:   # the closure sets it; ours is computed
+        pass
+
+    @property
+    def asserted_in_scope(self) -> int:
+        return 0
+
+    @property
+    def nodes(self) -> int:
+        return len({x for c in self._rels.values() for d in (c._fwd, c._bwd) for k, v in d.items()
+                    for x in (k, *v)})
+
+    @property
+    def derived(self):
+        from .results import _DerivedView
+        return _DerivedView(self)
+
+    @property
+    def derived_count(self) -> int:
+        return sum(1 for _ in self.derived_keys())
+
+    def closed_ones(self, r: int) -> bool:
+        """True when every fact of ``r`` scores 1 (then ``r+`` from a source is its reach set)."""
+        c = self._rels.get(r)
+        return c is not None and c.all_ones
+
+    def derived_keys(self):
+        """The derived facts the goals asked for (their constant ends' reach sets)."""
+        seen = set()
+        for key in _goal_keys(self):
+            if key not in seen and self.asserted(key) is None:
+                seen.add(key)
+                yield key
+
+    def is_derived(self, key) -> bool:
+        c = self._rels.get(key[1])
+        return c is not None and c.has(key[0], key[2]) and self.asserted(key) is None
+
+    def fact_score(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return c
+        if not self.is_derived(key):
+            return None
+        return 1.0 if self._rels[key[1]].all_ones else self.fact_proof(key).score
+
+    def fact_proof(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return Proof.asserted(self.ids.triple(key), c)
+        if not self.is_derived(key):
+            return None
+        closed = self._rels[key[1]]
+        return closed.proof(self.ids.triple, closed.walk(key[0], key[2], self.ids.sym_rank))
+
+    def out(self, r: int, s: int) -> dict[int, float]:
+        res = super().out(r, s)
+        c = self._rels.get(r)
+        if c is not None:
+            for o in c.reach(s):
+                if o not in res:
+                    res[o] = 1.0 if c.all_ones else self.fact_score((s, r, o))
+        return res
+
+    def inn(self, r: int, o: int) -> dict[int, float]:
+        res = super().inn(r, o)
+        c = self._rels.get(r)
+        if c is not None:
+            for s in c.reverse(o):
+                if s not in res:
+                    res[s] = 1.0 if c.all_ones else self.fact_score((s, r, o))
+        return res
+
+    def subjects(self, r: int) -> list[int]:
+        c = self._rels.get(r)
+        extra = set() if c is None else {u for b in c.bases for u, row in self.g._out[b].items() if row}
+        return sorted(set(super().subjects(r)) | extra)
+
+    def objects(self, r: int) -> list[int]:
+        c = self._rels.get(r)
+        extra = set() if c is None else {v for b in c.bases for v, col in self.g._in[b].items() if col}
+        return sorted(set(super().objects(r)) | extra)
+
+
+def _goal_keys(res: SingleSourceResult):
+    ids = res.ids
+    for q in res._goals:
+        for p in q.patterns:
+            path, fwd = p.path, True
+            while isinstance(path, PathInv):
+                path, fwd = path.path, not fwd
+            if not isinstance(path, PathRel):
+                continue
+            r = ids.find_rel(path.relation)
+            c = res._rels.get(r)
+            if c is None:
+                continue
+            s, o = (p.subject, p.object) if fwd else (p.object, p.subject)
+            sid = None if isinstance(s, Var) else ids.find_sym(s)
+            oid = None if isinstance(o, Var) else ids.find_sym(o)
+            if sid is not None:
+                yield from ((sid, r, v) for v in c.reach(sid) if oid is None or v == oid)
+            elif oid is not None:
+                yield from ((u, r, oid) for u in c.reverse(oid))
+            else:
+                full = c.full()
+                yield from ((u, r, v) for u in range(len(full.comp)) if full.comp[u] >= 0 for v in full.reach(u))
+
+
+def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline) -> SingleSourceResult | None:
+    """The single-source result for ``goals``, or None when it would not be the full closure's.
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> from thinkingdb.engine.results import Ids
+    >>> from thinkingdb.engine.rules import compile_declarations
+    >>> from thinkingdb.model import Declaration, Fact, Query, QueryPattern
+    >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("x", "r", "y")])
+    >>> ids = Ids(g)
+    >>> res = single_source(g, ids, compile_declarations([Declaration("r", "transitive")]),
+    ...                     [Query((QueryPattern("a", PathRel("r"), Var("v")),))], Limits(), 0, None)
+    >>> [str(t) for t in res.derived], res.nodes     # x and y are never looked at
+    (['a r c'], 3)
+    """
+    plan = fast_path_plan(rules, Limits(max_depth=limits.max_depth), alternatives)
+    if plan is None:
+        return None
+    rels = {}
+    for r_key, (t_idx, sources) in plan.items():
+        r = ids.rel(r_key)
+        if not _all_one(g, r):
+            return None
+        src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
+        rels[r] = _Lazy(g, ids, r, rules[t_idx], src, rules, deadline)
+    res = SingleSourceResult(g, ids, rules, rels, goals)
+    if limits.max_derived is not None or limits.max_nodes is not None:
+        n = 0
+        for _ in res.derived_keys():
+            n += 1
+            if limits.max_derived is not None and n > limits.max_derived:
+                return None
+        if limits.max_nodes is not None and res.nodes > limits.max_nodes:
+            return None
+    return res
+
