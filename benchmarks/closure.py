@@ -1,18 +1,22 @@
-"""Closure benchmarks, side by side in one run (issue 3).
+"""Closure benchmarks, side by side in one run (issues 3 and 14).
 
     python benchmarks/closure.py --data ../shared/data [--runs 5] [--sizes 10000 100000 1000000]
-                                 [--skip-clingo] [--queries 200]
+                                 [--skip-clingo] [--skip-nemo] [--queries 200] [--only go generated rules]
 
 1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
-   thinkingdb vs clingo vs networkx.transitive_closure_dag.
-2. Generated layered DAGs (fixed seeds; parameters printed): transitive closure and the composition
-   rule ``?x r ?y, ?y r ?z => ?x r2 ?z``, thinkingdb vs clingo.
+   thinkingdb vs clingo vs Nemo (nemo-python) vs networkx.transitive_closure_dag.
+2. Generated layered DAGs (fixed seeds; parameters printed): transitive closure (also Nemo) and the
+   composition rule ``?x r ?y, ?y r ?z => ?x r2 ?z``, thinkingdb vs clingo.
+2b. Rule sets (benchmarks/workloads.py, the same rules translated for clingo and Nemo): the DAG's
+   closure written as two rules, same generation, odd/even paths, an LUBM-like ontology.
 3. Depth-3 single-source queries ``s r{1,3} ?x`` on the 1M-edge graph: thinkingdb vs clingo
    (multi-shot grounding) vs pyoxigraph (SPARQL property path ``r|r/r|r/r/r``).
 4. UMLS: the two isa-inheritance rules; recall and precision on the test triples.
 
-Every engine runs in its own subprocess (``--worker``), which repeats the timed part ``--runs``
-times and reports the median; peak memory is that subprocess's ``ru_maxrss`` (resident set high
+Every engine runs in its own subprocess (``--worker``); GO, the transitive closures and the rule
+sets run each engine once per pass for ``--runs`` passes (interleaved) and report the median, the
+others repeat the timed part ``--runs`` times in one process. Nemo's time is ``reason()`` with the
+facts imported from CSV inside it; clingo's is grounding and solving from the program text; peak memory is that subprocess's ``ru_maxrss`` (resident set high
 water mark: interpreter + data + result), so engines never share or inherit each other's memory.
 Load time (reading TSV into the engine) is reported separately from the timed closure.
 """
@@ -30,44 +34,18 @@ import time
 from pathlib import Path
 
 from machine import describe, peak_rss_mb
+from workloads import WORKLOADS, generated, to_clingo, to_nemo
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-LEVELS, PARENTS, WINDOW = 5, 2, 8
+from workloads import LEVELS, PARENTS, WINDOW  # noqa: E402 (printed with the generated graphs)
 
 
 # -- data --------------------------------------------------------------------------------------
 def go_edges(data: Path) -> list[tuple[str, str, str]]:
     with open(data / "go" / "edges.tsv", encoding="utf-8") as fh:
         return [tuple(line.rstrip("\n").split("\t")) for line in fh if line.strip()]
-
-
-def generated(kind: str, n_edges: int, seed: int = 7) -> list[tuple[int, int]]:
-    """A layered DAG (child -> parent): ``LEVELS`` equal levels, each node below the top picks
-    ``PARENTS`` distinct parents one level up. ``random``: uniformly within a window of ``WINDOW``
-    positions around its own (locality keeps closures in memory); ``scale-free``: by preferential
-    attachment (probability ∝ 1 + in-degree), giving a heavy-tailed in-degree."""
-    rnd = random.Random(seed)
-    n = n_edges * LEVELS // (PARENTS * (LEVELS - 1))
-    per = n // LEVELS
-    edges = []
-    for level in range(1, LEVELS):
-        base_up = (level - 1) * per
-        pool = list(range(base_up, base_up + per))   # PA urn: each node once plus once per in-edge
-        for i in range(per):
-            child = level * per + i
-            chosen: set[int] = set()
-            while len(chosen) < PARENTS:
-                if kind == "random":
-                    chosen.add(base_up + (i + rnd.randint(-WINDOW, WINDOW)) % per)
-                else:
-                    chosen.add(rnd.choice(pool))
-            for p in sorted(chosen):
-                edges.append((child, p))
-                if kind != "random":
-                    pool.append(p)
-    return edges[:n_edges]
 
 
 # -- workers -----------------------------------------------------------------------------------
@@ -93,6 +71,8 @@ def worker(args) -> dict:
     out: dict = {"engine": engine}
     if task == "umls":
         return umls(spec, out)
+    if task == "rules":
+        return rules_worker(spec, out, t0)
     if engine == "thinkingdb":
         from thinkingdb.engine.closure import closure
         from thinkingdb.engine.graph import FactGraph
@@ -149,6 +129,11 @@ def worker(args) -> dict:
         out["median_s"], out["facts"] = timed(run, runs)
         if task == "tc":
             out["facts"] -= len(set(pairs))   # report derived facts, like thinkingdb
+    elif engine == "nemo":
+        anc = "anc(?X,?Y) :- e(?X,?Y) .\nanc(?X,?Z) :- e(?X,?Y), anc(?Y,?Z) .\n"
+        out["median_s"], n = nemo_run(pairs, anc, "anc", runs)
+        out["load_s"] = time.perf_counter() - t0 - out["median_s"] * runs
+        out["facts"] = n - len(set(pairs)) if task == "tc" else n
     elif engine == "networkx":
         import networkx as nx
         dg = nx.DiGraph(pairs)
@@ -157,6 +142,70 @@ def worker(args) -> dict:
         out["facts"] = tc.number_of_edges()
     elif engine == "pyoxigraph":
         return query_oxigraph(spec, pairs, out)
+    out.setdefault("peak_mb", peak_rss_mb())
+    return out
+
+
+def nemo_run(pairs, rules_text: str, pred: str, runs: int) -> tuple[float, int]:
+    """Median time of Nemo's ``reason()`` over ``e`` facts imported from a CSV, and ``pred``'s size."""
+    import tempfile
+    import nmo_python as nemo
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "e.csv"
+        path.write_text("".join(f"{a},{b}\n" for a, b in pairs), encoding="utf-8")
+        text = f'@import e :- csv{{resource="{path}"}} .\n' + rules_text
+        eng = None
+
+        def run():
+            nonlocal eng
+            eng = nemo.NemoEngine(nemo.load_string(text))
+            eng.reason()
+        med, _ = timed(run, runs)
+        return med, sum(1 for _ in eng.result(pred))
+
+
+def rules_worker(spec, out, t0) -> dict:
+    """One rule-set workload (benchmarks/workloads.py) on one engine; ``facts`` = derived facts."""
+    rows, rules = WORKLOADS[spec["workload"]](spec["size"])
+    heads = sorted({r.head.relation for r in rules})
+    asserted_heads = len({t for t in rows if t[1] in heads})
+    engine, runs = spec["engine"], spec["runs"]
+    if engine == "thinkingdb":
+        from thinkingdb.engine.closure import closure
+        from thinkingdb.engine.graph import FactGraph
+        from thinkingdb.model import Fact
+        g = FactGraph(Fact(*t) for t in rows)
+        out["load_s"] = time.perf_counter() - t0
+        out["median_s"], res = timed(lambda: closure(g, rules), runs)
+        out["facts"], out["engine_path"] = res.derived_count, res.stats.engine
+    elif engine == "clingo":
+        import clingo
+        program = to_clingo(rows, rules)
+        out["load_s"] = time.perf_counter() - t0
+
+        def run():
+            ctl = clingo.Control(["--warn=none"])
+            ctl.add("base", [], program)
+            ctl.ground([("base", [])])
+            with ctl.solve(yield_=True) as h:
+                return sum(len(m.symbols(shown=True)) for m in h)
+        out["median_s"], n = timed(run, runs)
+        out["facts"] = n - asserted_heads
+    elif engine == "nemo":
+        import tempfile
+        import nmo_python as nemo
+        with tempfile.TemporaryDirectory() as tmp:
+            text = to_nemo(rows, rules, Path(tmp))
+            out["load_s"] = time.perf_counter() - t0
+            eng = None
+
+            def run():
+                nonlocal eng
+                eng = nemo.NemoEngine(nemo.load_string(text))
+                eng.reason()
+            out["median_s"], _ = timed(run, runs)
+            out["peak_mb"] = peak_rss_mb()
+            out["facts"] = sum(1 for h in heads for _ in eng.result(f"p_{h}")) - asserted_heads
     out.setdefault("peak_mb", peak_rss_mb())
     return out
 
@@ -274,6 +323,33 @@ def spawn(spec: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def spawn_interleaved(spec: dict, engines: list[str], runs: int) -> list[dict]:
+    """Each engine once per pass, ``runs`` passes (so load on the shared machine hits all alike);
+    per engine the median time, the highest peak memory, and the facts of the last run."""
+    got: dict[str, list[dict]] = {e: [] for e in engines}
+    for _ in range(runs):
+        for e in engines:
+            got[e].append(spawn({**spec, "engine": e, "runs": 1}))
+    rows = []
+    for e, rs in got.items():
+        ok = [r for r in rs if "error" not in r]
+        if not ok:
+            rows.append(rs[-1])
+            continue
+        row = dict(ok[-1])
+        row["median_s"] = statistics.median(r["median_s"] for r in ok)
+        row["load_s"] = statistics.median(r.get("load_s", 0) for r in ok)
+        row["peak_mb"] = max(r["peak_mb"] for r in ok)
+        rows.append(row)
+    return rows
+
+
+RULE_WORKLOADS = [("tc_rules", 100_000, "the 100k-edge DAG's closure written as two rules (linear)"),
+                  ("same_generation", 45_000, "same generation over a 45k-edge DAG (non-linear, 3 premises)"),
+                  ("odd_even", 100_000, "odd/even paths over a 100k-edge DAG (mutual recursion)"),
+                  ("lubm", 3, "LUBM-like ontology, 3 universities (60 rules: classes, properties, joins)")]
+
+
 def show(title: str, rows: list[dict], base: str = "thinkingdb") -> None:
     print(f"\n== {title}")
     ref = next((r for r in rows if r.get("engine") == base and "median_s" in r), None)
@@ -296,19 +372,20 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--skip-clingo", action="store_true")
-    ap.add_argument("--only", nargs="*", default=["go", "generated", "query", "umls"])
+    ap.add_argument("--skip-nemo", action="store_true")
+    ap.add_argument("--only", nargs="*", default=["go", "generated", "rules", "query", "umls"])
     ap.add_argument("--worker")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args)))
         return
     data = str(args.data.resolve())
-    print("machine:", describe("clingo", "networkx"))
-    print(f"runs: {args.runs} (median), peak memory = ru_maxrss of a fresh subprocess per engine")
-    others = [] if args.skip_clingo else ["clingo"]
+    print("machine:", describe("clingo", "nemo-python", "networkx", "numpy"))
+    print(f"runs: {args.runs} (median; go, transitive closure and rule sets interleaved: each engine once per pass),"
+          " peak memory = ru_maxrss of a fresh subprocess per engine")
+    others = ([] if args.skip_clingo else ["clingo"]) + ([] if args.skip_nemo else ["nemo"])
     if "go" in args.only:
-        rows = [spawn({"task": "go", "engine": e, "runs": args.runs, "data": data})
-                for e in ["thinkingdb"] + others + ["networkx"]]
+        rows = spawn_interleaved({"task": "go", "data": data}, ["thinkingdb"] + others + ["networkx"], args.runs)
         show("GO full closure, ancestor over all 5 relations (gold 791,949)", rows)
     if "generated" in args.only:
         print(f"\ngenerated graphs: layered DAGs, {LEVELS} levels, {PARENTS} parents per node, "
@@ -316,15 +393,24 @@ def main() -> None:
         for kind in ("random", "scale-free"):
             for size in args.sizes:
                 for task in ("tc", "compose"):
-                    rows = [spawn({"task": task, "engine": e, "runs": args.runs, "kind": kind, "size": size})
-                            for e in ["thinkingdb"] + others]
+                    if task == "tc":
+                        rows = spawn_interleaved({"task": task, "kind": kind, "size": size},
+                                                 ["thinkingdb"] + others, args.runs)
+                    else:
+                        rows = [spawn({"task": task, "engine": e, "runs": args.runs, "kind": kind, "size": size})
+                                for e in ["thinkingdb"] + [o for o in others if o != "nemo"]]
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
+    if "rules" in args.only:
+        for name, size, title in RULE_WORKLOADS:
+            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, ["thinkingdb"] + others,
+                                     args.runs)
+            show(title, rows)
     if "query" in args.only:
         size = max(args.sizes)
         for kind, direction in (("random", "up"), ("scale-free", "up"), ("random", "down"), ("scale-free", "down")):
             rows = [spawn({"task": "query", "engine": e, "runs": 1, "kind": kind, "size": size,
                            "queries": args.queries, "direction": direction})
-                    for e in ["thinkingdb"] + others + ["pyoxigraph"]]
+                    for e in ["thinkingdb"] + [o for o in others if o != "nemo"] + ["pyoxigraph"]]
             shape = "s r{1,3} ?x (towards the roots)" if direction == "up" else "?x r{1,3} s (towards the leaves)"
             print(f"\n== depth-3 single-source queries {shape}, {kind} {size:,} edges, {args.queries} sources")
             for r in rows:

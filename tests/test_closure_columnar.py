@@ -184,3 +184,14 @@ def test_planner_orders_by_constants_and_bound_variables():
     assert [(j.premise, j.mode) for j in pl.steps] == [(1, "check"), (2, "check")]
     first = plan_round(Program.of([rule]), 1, Sizes(1000), None).pipelines[0]
     assert first.start.premise == 1 and first.steps[0].mode == "by_object"
+
+
+@settings(max_examples=40)
+@given(facts(relations=("r", "s", "t"), max_size=18), programs(), BOUNDS)
+def test_chunked_and_pruned_rounds_agree(fs, rules, limits):
+    """Tiny chunks and early reduces (with ``max_derived`` pruning inside the round) change nothing."""
+    if not rules:
+        return
+    with mock.patch.object(columnar, "CHUNK", 2), mock.patch.object(columnar, "COMPACT", 3):
+        _, ref, col = run_both(fs, rules, limits=limits)
+    assert readout(col) == readout(ref)

@@ -76,9 +76,10 @@ class _Sizes:
         return len(self.run.so[self.run.rid[relation]])
 
     def fanout(self, relation: str, end: int) -> float:
+        """Recounted only when the relation's size doubles (so never once per round)."""
         r = self.run.rid[relation]
         size = len(self.run.so[r])
-        key = ("fan", r, end, size)
+        key = ("fan", r, end, size.bit_length())
         if key not in self.cache:
             ix = self.run.so[r] if end == 0 else self.run.os.get(r)
             if ix is not None:
@@ -96,7 +97,7 @@ class _Sizes:
         s, o = atom.subject, atom.object
         if isinstance(s, Var) and isinstance(o, Var):
             return len(so)
-        key = ("match", atom, len(so))
+        key = ("match", atom, len(so) if not isinstance(s, Var) or r in run.os else len(so).bit_length())
         if key not in self.cache:
             if not isinstance(s, Var) and not isinstance(o, Var):
                 c = int(so.lookup(np.array([run.sym[s] * run.n + run.sym[o]]))[0] >= 0)
@@ -144,6 +145,8 @@ class _Run:
         self._ranks = None
         self.firings = 0
         self.n_derived = 0
+        self.probing = False   # a depth probe must see every candidate: no pruning
+        self.pruned = False    # this round's candidates were cut to the max_derived room
 
     # -- helpers -----------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -297,7 +300,7 @@ class _Run:
             win = order[rows]
         key, score, rule, ext = key[win], score[win], rule[win], ext[win]
         room = None if self.limits.max_derived is None else self.limits.max_derived - self.n_derived
-        if prune and room is not None:
+        if prune and room is not None and not self.probing:
             new = self.so[h].lookup(key) < 0
             if self.scope is not None:
                 new &= self.scope[key // self.n] & self.scope[key % self.n]
@@ -308,11 +311,13 @@ class _Run:
                 keep = np.ones(len(key), dtype=bool)
                 keep[idx[o2[room:]]] = False
                 key, score, rule, ext = key[keep], score[keep], rule[keep], ext[keep]
+                self.pruned = True
         return key, score, rule, ext
 
     def evaluate(self, plan, delta) -> dict:
         """Candidates of one round per head relation (reduced), after difference."""
         out: dict[int, list] = {}
+        self.pruned = False
         for pl in plan.pipelines:
             r = self.rid[pl.start.atom.relation]
             if delta is None:
@@ -339,6 +344,8 @@ class _Run:
             staged.append([h, key, score, rule, ext, known, new])
         total_new = sum(int(st[6].sum()) for st in staged)
         limit = self.limits.max_derived
+        if self.pruned:
+            truncated = truncated or "derived"
         if limit is not None and self.n_derived + total_new > limit:
             room = limit - self.n_derived
             rk = self.ranks()
@@ -413,6 +420,7 @@ def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, de
             sizes = None if delta is None else {ids.rel_key(r): len(v[0]) for r, v in delta.items()}
             if limits.max_depth is not None and rounds >= limits.max_depth:
                 plan = plan_round(run.program, rounds + 1, run.sizes, sizes)
+                run.probing = True
                 if run.evaluate(plan, delta):
                     truncated = truncated or "depth"
                 break
