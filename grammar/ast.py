@@ -39,9 +39,15 @@ Term = Union[Symbol, Variable]
 
 @dataclass(frozen=True)
 class Relation:
-    """A relation name as written: ``depends_on``, ``dependsOn`` or ``"depends on"``."""
+    """A relation name as written: ``depends_on``, ``dependsOn`` or ``"depends on"``.
+
+    ``phrase`` marks bare words written in a row (``Harbor relies on Kestrel``): a relation phrase
+    that an ``alias`` must declare; the compiler decides which of the words are the phrase (the
+    longest declared one) and which belong to the subject or the object.
+    """
 
     text: str
+    phrase: bool = False
     line: int = _pos()
     column: int = _pos()
 
@@ -81,11 +87,34 @@ class Alias:
 
 @dataclass(frozen=True)
 class Atom:
-    """A rule premise or head: ``?x uses ?y``."""
+    """A rule premise or head: ``?x uses ?y``; ``not ?x uses ?y`` (``negated``) as a premise."""
 
     subject: Term
     relation: Relation
     object: Term
+    negated: bool = False
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class NaryAtom:
+    """``name(t1, ..., tn)``: an n-ary statement in a rule or a query; ``not name(...)`` as a premise."""
+
+    relation: Relation
+    args: tuple[Term, ...]
+    negated: bool = False
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
+class NaryFact:
+    """``name(s1, ..., sn) [@confidence].``: an n-ary fact (a statement node with one edge per role)."""
+
+    relation: Relation
+    args: tuple[Symbol, ...]
+    confidence: float | None = None
     line: int = _pos()
     column: int = _pos()
 
@@ -95,8 +124,8 @@ class RuleDecl:
     """``rule name [@weight]: premise, premise => head.``"""
 
     name: str
-    premises: tuple[Atom, ...]
-    head: Atom
+    premises: tuple[Union[Atom, NaryAtom], ...]
+    head: Union[Atom, NaryAtom]
     weight: float | None = None
     line: int = _pos()
     column: int = _pos()
@@ -158,23 +187,24 @@ class Pattern:
 class Query:
     """``? pattern, pattern.``"""
 
-    patterns: tuple[Pattern, ...]
+    patterns: tuple[Union[Pattern, NaryAtom], ...]
     line: int = _pos()
     column: int = _pos()
 
 
 @dataclass(frozen=True)
 class Why:
-    """``why subject relation object.``"""
+    """``why subject relation object.``; ``why not ...`` (``negated``) explains a missing fact."""
 
     subject: Symbol
     relation: Relation
     object: Symbol
+    negated: bool = False
     line: int = _pos()
     column: int = _pos()
 
 
-Statement = Union[Fact, RelationDecl, Alias, RuleDecl, Query, Why]
+Statement = Union[Fact, NaryFact, RelationDecl, Alias, RuleDecl, Query, Why]
 
 
 @dataclass(frozen=True)

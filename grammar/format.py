@@ -7,7 +7,7 @@ import re
 from . import ast
 
 _BARE = re.compile(r"\w[\w\-]*(?:[.:]\w[\w\-]*)*\Z")
-_KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
+_KEYWORDS = frozenset({"relation", "alias", "rule", "why", "not"})
 
 
 def format_name(text: str) -> str:
@@ -31,10 +31,20 @@ def _term(t: ast.Term) -> str:
     return f"?{t.name}" if isinstance(t, ast.Variable) else format_name(t.text)
 
 
+def _rel(r: ast.Relation) -> str:
+    """A relation name, or a relation phrase as its bare words."""
+    return r.text if r.phrase else format_name(r.text)
+
+
+def _nary(n: ast.NaryAtom | ast.NaryFact) -> str:
+    """``name(a, b, c)``; the name is written bare (the NARY token), so it must be a bare symbol."""
+    return f"{n.relation.text}({', '.join(_term(a) for a in n.args)})"
+
+
 def format_path(p: ast.PathExpr) -> str:
     """``depends_on+``, ``uses/provides``, ``^part_of``, ``(a|b){1,3}``."""
     if isinstance(p, ast.Step):
-        return format_name(p.relation.text)
+        return _rel(p.relation)
     if isinstance(p, ast.Inverse):
         return "^" + _atomic(p.path)
     if isinstance(p, ast.Sequence):
@@ -69,9 +79,12 @@ def _alt_part(p: ast.PathExpr) -> str:
     return f"({format_path(p)})" if isinstance(p, ast.Alternative) else format_path(p)
 
 
-def _atom(a: ast.Atom | ast.Pattern) -> str:
-    middle = format_name(a.relation.text) if isinstance(a, ast.Atom) else format_path(a.path)
-    return f"{_term(a.subject)} {middle} {_term(a.object)}"
+def _atom(a: ast.Atom | ast.Pattern | ast.NaryAtom) -> str:
+    neg = "not " if getattr(a, "negated", False) else ""
+    if isinstance(a, ast.NaryAtom):
+        return neg + _nary(a)
+    middle = _rel(a.relation) if isinstance(a, ast.Atom) else format_path(a.path)
+    return f"{neg}{_term(a.subject)} {middle} {_term(a.object)}"
 
 
 def format_statement(s: ast.Statement) -> str:
@@ -83,7 +96,10 @@ def format_statement(s: ast.Statement) -> str:
     """
     if isinstance(s, ast.Fact):
         conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
-        return f"{format_name(s.subject.text)} {format_name(s.relation.text)} {format_name(s.object.text)}{conf}."
+        return f"{format_name(s.subject.text)} {_rel(s.relation)} {format_name(s.object.text)}{conf}."
+    if isinstance(s, ast.NaryFact):
+        conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
+        return f"{_nary(s)}{conf}."
     if isinstance(s, ast.RelationDecl):
         other = "" if s.other is None else " " + format_name(s.other.text)
         return f"relation {format_name(s.relation.text)} {s.kind}{other}."
@@ -96,7 +112,8 @@ def format_statement(s: ast.Statement) -> str:
     if isinstance(s, ast.Query):
         return "? " + ", ".join(_atom(p) for p in s.patterns) + "."
     if isinstance(s, ast.Why):
-        return f"why {format_name(s.subject.text)} {format_name(s.relation.text)} {format_name(s.object.text)}."
+        neg = "not " if s.negated else ""
+        return f"why {neg}{format_name(s.subject.text)} {_rel(s.relation)} {format_name(s.object.text)}."
     raise TypeError(f"not a statement: {s!r}")
 
 

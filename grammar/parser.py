@@ -21,6 +21,7 @@ from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
 
 DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
 KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
+ANONYMOUS = "_"   # ``?_``: each occurrence is a fresh variable that binds nothing
 
 _TERMINAL_WORDS = {
     "SYMBOL": "a symbol",
@@ -42,6 +43,8 @@ _TERMINAL_WORDS = {
     "CIRCUMFLEX": "'^'",
     "PLUS": "'+'",
     "STAR": "'*'",
+    "NOT": "'not'",
+    "NARY": "an n-ary statement such as name(a, b, c)",
     "$END": "the end of the input",
 }
 
@@ -92,34 +95,86 @@ def _number(tok: Token, what: str, *, low_open: bool) -> float:
     return value
 
 
+class _Quoted(ast.Symbol):
+    """A symbol written in quotes (only while building: a relation phrase takes bare words only)."""
+
+
+def _plain(t):
+    """The term as the tree keeps it: a :class:`_Quoted` becomes a plain :class:`ast.Symbol`."""
+    if isinstance(t, Token):
+        return ast.Variable(t.value[1:], _line(t), t.column)
+    if type(t) is _Quoted:
+        return ast.Symbol(t.text, t.line, t.column)
+    return t
+
+
+def _relation_of(middle: list) -> ast.Relation:
+    """The relation between a subject and an object: one name, or bare words (a relation phrase)."""
+    first = middle[0]
+    if isinstance(first, Token):
+        _err(first, "a relation cannot be a variable")
+        return ast.Relation("_", line=_line(first), column=first.column)
+    if len(middle) == 1:
+        if not first.text.strip():
+            _state.errors.append((first.line, first.column, "a relation name cannot be empty"))
+        return ast.Relation(first.text, line=first.line, column=first.column)
+    for w in middle:
+        if isinstance(w, Token):
+            _err(w, "a relation cannot be a variable")
+        elif type(w) is _Quoted:
+            _state.errors.append((w.line, w.column, "a relation phrase is bare words; a quoted name "
+                                                    "cannot be part of one"))
+    words = " ".join(w.value if isinstance(w, Token) else w.text for w in middle)
+    return ast.Relation(words, phrase=True, line=first.line, column=first.column)
+
+
+def _variables(node) -> list:
+    terms = (node.subject, node.object) if isinstance(node, (ast.Atom, ast.Pattern)) else node.args
+    return [t for t in terms if isinstance(t, ast.Variable)]
+
+
 class _Builder(Transformer):
     """Turns parse results straight into :mod:`grammar.ast` nodes (runs inside the LALR parser)."""
 
     def sym(self, c):
         tok = c[0]
-        text = _unquote(tok.value) if tok.type == "STRING" else tok.value
-        return ast.Symbol(text, _line(tok), tok.column)
+        if tok.type == "STRING":
+            return _Quoted(_unquote(tok.value), _line(tok), tok.column)
+        return ast.Symbol(tok.value, _line(tok), tok.column)
 
     def rel(self, c):
         tok = c[0]
         text = _unquote(tok.value) if tok.type == "STRING" else tok.value
         if not text.strip():
             _err(tok, "a relation name cannot be empty")
-        return ast.Relation(text, _line(tok), tok.column)
-
-    @staticmethod
-    def _term(x):
-        if isinstance(x, Token):
-            return ast.Variable(x.value[1:], _line(x), x.column)
-        return x
+        return ast.Relation(text, line=_line(tok), column=tok.column)
 
     def confidence(self, c):
         return c[0]
 
     def fact(self, c):
-        s, r, o = c[0], c[1], c[2]
-        conf = _number(c[3], "confidence", low_open=False) if len(c) > 3 else None
-        return ast.Fact(s, r, o, conf, s.line, s.column)
+        conf_tok = c[-1] if isinstance(c[-1], Token) else None
+        words = c[:-1] if conf_tok is not None else c
+        s, o = _plain(words[0]), _plain(words[-1])
+        conf = _number(conf_tok, "confidence", low_open=False) if conf_tok is not None else None
+        return ast.Fact(s, _relation_of(words[1:-1]), o, conf, s.line, s.column)
+
+    def nary_fact(self, c):
+        tok, args = c[0], c[1]
+        rel = ast.Relation(tok.value[:-1], line=_line(tok), column=tok.column)
+        conf = _number(c[2], "confidence", low_open=False) if len(c) > 2 and c[2] is not None else None
+        for a in args:
+            if isinstance(a, ast.Variable):
+                _state.errors.append((a.line, a.column, "a fact cannot hold a variable"))
+        return ast.NaryFact(rel, args, conf, rel.line, rel.column)
+
+    def args(self, c):
+        return tuple(_plain(t) for t in c)
+
+    def nary(self, c):
+        tok = c[0]
+        return ast.NaryAtom(ast.Relation(tok.value[:-1], line=_line(tok), column=tok.column), c[1],
+                            False, _line(tok), tok.column)
 
     def relation_decl(self, c):
         rel, kind_tok = c[0], c[1]
@@ -135,36 +190,74 @@ class _Builder(Transformer):
         return ast.RelationDecl(rel, kind, other, rel.line, rel.column)
 
     def alias_decl(self, c):
-        return ast.Alias(c[0], c[1], c[0].line, c[0].column)
+        phrase = _plain(c[0])
+        return ast.Alias(phrase, c[1], phrase.line, phrase.column)
 
     def atom(self, c):
-        s = self._term(c[0])
-        return ast.Atom(s, c[1], self._term(c[2]), s.line, s.column)
+        s, o = _plain(c[0]), _plain(c[-1])
+        return ast.Atom(s, _relation_of(c[1:-1]), o, False, s.line, s.column)
+
+    def premise(self, c):
+        node = c[-1]
+        if len(c) == 1:
+            return node
+        if isinstance(node, ast.Atom):
+            return ast.Atom(node.subject, node.relation, node.object, True, _line(c[0]), c[0].column)
+        return ast.NaryAtom(node.relation, node.args, True, _line(c[0]), c[0].column)
+
+    def head(self, c):
+        return c[0]
 
     def rule_decl(self, c):
         name_tok = c[0]
         rest = c[1:]
         weight = None
-        if rest and isinstance(rest[0], Token):
-            weight = _number(rest[0], "rule weight", low_open=True)
+        if rest and (isinstance(rest[0], Token) or rest[0] is None):
+            weight = None if rest[0] is None else _number(rest[0], "rule weight", low_open=True)
             rest = rest[1:]
         premises, head = tuple(rest[:-1]), rest[-1]
-        body_vars = {t.name for a in premises for t in (a.subject, a.object) if isinstance(t, ast.Variable)}
-        for t in (head.subject, head.object):
-            if isinstance(t, ast.Variable) and t.name not in body_vars:
+        name = name_tok.value
+        body_vars = {v.name for a in premises if not a.negated for v in _variables(a)} - {ANONYMOUS}
+        for t in _variables(head):
+            if t.name == ANONYMOUS:
+                _state.errors.append((t.line, t.column, f"the anonymous variable ?_ cannot stand in the head "
+                                                        f"of rule {name}: it binds nothing"))
+            elif t.name not in body_vars:
                 _state.errors.append((t.line, t.column,
-                                      f"head variable ?{t.name} of rule {name_tok.value} does not occur in any premise"))
-        return ast.RuleDecl(name_tok.value, premises, head, weight, _line(name_tok), name_tok.column)
+                                      f"head variable ?{t.name} of rule {name} does not occur in any premise"))
+        for a in premises:
+            if a.negated:
+                for t in _variables(a):
+                    if t.name != ANONYMOUS and t.name not in body_vars:
+                        _state.errors.append((t.line, t.column, f"unsafe negation in rule {name}: ?{t.name} of a "
+                                                                f"'not' premise is bound by no positive premise"))
+        if all(a.negated for a in premises) and any(_variables(a) for a in premises):
+            _state.errors.append((premises[0].line, premises[0].column,
+                                  f"rule {name} has only 'not' premises with variables; add a positive premise "
+                                  "that binds them"))
+        return ast.RuleDecl(name, premises, head, weight, _line(name_tok), name_tok.column)
 
     def qpattern(self, c):
-        s = self._term(c[0])
-        return ast.Pattern(s, c[1], self._term(c[2]), s.line, s.column)
+        if len(c) == 1:
+            return c[0]
+        s, path, rest = _plain(c[0]), c[1], c[2:]
+        o = _plain(rest[-1])
+        if len(rest) > 1:   # words after the path: ``? Harbor relies on ?x`` (a relation phrase)
+            if not isinstance(path, ast.Step):
+                _state.errors.append((o.line, o.column, "a path is followed by one term, the object"))
+                return ast.Pattern(s, path, o, s.line, s.column)
+            first = path.relation
+            path = ast.Step(_relation_of([ast.Symbol(first.text, first.line, first.column)] + list(rest[:-1])))
+        return ast.Pattern(s, path, o, s.line, s.column)
 
     def query(self, c):
         return ast.Query(tuple(c), c[0].line, c[0].column)
 
     def why(self, c):
-        return ast.Why(c[0], c[1], c[2], c[0].line, c[0].column)
+        negated = isinstance(c[0], Token) and c[0].type == "NOT"
+        words = c[1:] if negated else c
+        s, o = _plain(words[0]), _plain(words[-1])
+        return ast.Why(s, _relation_of(words[1:-1]), o, negated, s.line, s.column)
 
     def step(self, c):
         return ast.Step(c[0])
@@ -322,7 +415,8 @@ def _fact_from_match(m: re.Match, lineno: int, line: str, errors: list) -> ast.F
     (s, sc), (r, rc), (o, oc) = names
     if not r.strip():
         errors.append((lineno, rc, "a relation name cannot be empty"))
-    return ast.Fact(ast.Symbol(s, lineno, sc), ast.Relation(r, lineno, rc), ast.Symbol(o, lineno, oc), conf, lineno, sc)
+    return ast.Fact(ast.Symbol(s, lineno, sc), ast.Relation(r, line=lineno, column=rc), ast.Symbol(o, lineno, oc),
+                    conf, lineno, sc)
 
 
 def parse(text: str, source: str = "<string>") -> ast.Document:

@@ -9,11 +9,18 @@ names = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_c
 bare = st.from_regex(r"[A-Za-z][A-Za-z0-9_\-]{0,8}(:[0-9]{1,4})?", fullmatch=True)
 symbols = st.one_of(bare, names).map(ast.Symbol)
 relations = st.one_of(bare, names.filter(lambda s: s.strip())).map(ast.Relation)
-variables = st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True).map(ast.Variable)
+variables = st.one_of(st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True), st.just("_")).map(ast.Variable)
 confidences = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
 weights = st.one_of(st.none(), st.floats(min_value=1e-6, max_value=1.0))
 
-facts = st.builds(ast.Fact, symbols, relations, symbols, confidences)
+# a relation phrase: two to four bare words that are not keywords
+words = bare.filter(lambda w: w not in ("relation", "alias", "rule", "why", "not"))
+phrases = st.lists(words, min_size=2, max_size=4).map(lambda ws: ast.Relation(" ".join(ws), phrase=True))
+relations_or_phrases = st.one_of(relations, phrases)
+nary_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True).map(ast.Relation)
+facts = st.one_of(st.builds(ast.Fact, symbols, relations_or_phrases, symbols, confidences),
+                  st.builds(ast.NaryFact, nary_names, st.lists(symbols, min_size=1, max_size=5).map(tuple),
+                            confidences))
 decls = st.one_of(
     st.builds(ast.RelationDecl, relations, st.sampled_from(["transitive", "symmetric"]), st.none()),
     st.builds(ast.RelationDecl, relations, st.sampled_from(["inverse", "subrelation_of"]), relations))
@@ -21,14 +28,33 @@ aliases = st.builds(ast.Alias, symbols, relations)
 terms = st.one_of(symbols, variables)
 
 
+def _vars(a) -> list:
+    terms = a.args if isinstance(a, ast.NaryAtom) else (a.subject, a.object)
+    return [t for t in terms if isinstance(t, ast.Variable) and t.name != "_"]
+
+
+nary_atoms = st.builds(ast.NaryAtom, nary_names, st.lists(terms, min_size=1, max_size=4).map(tuple))
+positive_atoms = st.one_of(st.builds(ast.Atom, terms, relations_or_phrases, terms), nary_atoms)
+
+
 @st.composite
 def rules(draw):
-    premises = tuple(draw(st.lists(st.builds(ast.Atom, terms, relations, terms), min_size=1, max_size=4)))
-    body_vars = [t for a in premises for t in (a.subject, a.object) if isinstance(t, ast.Variable)]
+    premises = list(draw(st.lists(positive_atoms, min_size=1, max_size=4)))
+    body_vars = [t for a in premises for t in _vars(a)]
+    safe = st.one_of(symbols, st.sampled_from(body_vars), st.just(ast.Variable("_"))) if body_vars else symbols
+    for _ in range(draw(st.integers(0, 2))):   # safe 'not' premises: variables bound above, or ?_
+        if draw(st.booleans()):
+            premises.append(ast.Atom(draw(safe), draw(relations_or_phrases), draw(safe), negated=True))
+        else:
+            args = tuple(draw(st.lists(safe, min_size=1, max_size=3)))
+            premises.append(ast.NaryAtom(draw(nary_names), args, negated=True))
     head_terms = st.one_of(symbols, st.sampled_from(body_vars)) if body_vars else symbols
-    head = ast.Atom(draw(head_terms), draw(relations), draw(head_terms))
+    if draw(st.booleans()):
+        head = ast.Atom(draw(head_terms), draw(relations_or_phrases), draw(head_terms))
+    else:
+        head = ast.NaryAtom(draw(nary_names), tuple(draw(st.lists(head_terms, min_size=1, max_size=3))))
     name = draw(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True))
-    return ast.RuleDecl(name, premises, head, draw(weights))
+    return ast.RuleDecl(name, tuple(premises), head, draw(weights))
 
 
 paths = st.recursive(
@@ -40,9 +66,10 @@ paths = st.recursive(
         st.tuples(inner, st.integers(0, 4), st.one_of(st.none(), st.integers(0, 4))).map(
             lambda t: ast.Repeat(t[0], min(t[1], t[2] if t[2] is not None else t[1]), t[2]))),
     max_leaves=5)
-queries = st.lists(st.builds(ast.Pattern, terms, paths, terms), min_size=1, max_size=3).map(
-    lambda ps: ast.Query(tuple(ps)))
-whys = st.builds(ast.Why, symbols, relations, symbols)
+patterns = st.one_of(st.builds(ast.Pattern, terms, paths, terms),
+                     st.builds(ast.Pattern, terms, phrases.map(ast.Step), terms), nary_atoms)
+queries = st.lists(patterns, min_size=1, max_size=3).map(lambda ps: ast.Query(tuple(ps)))
+whys = st.builds(ast.Why, symbols, relations_or_phrases, symbols, st.booleans())
 documents = st.lists(st.one_of(facts, decls, aliases, rules(), queries, whys), max_size=8).map(
     lambda ss: ast.Document(tuple(ss)))
 
