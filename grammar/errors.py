@@ -33,6 +33,7 @@ class Diagnostic:
     reason: str
     snippet: str = ""
     caret: int = 0
+    code: str = ""   # the kind of problem, for programs: "syntax", "unsafe_negation", "cyclic_negation", ...
 
     def render(self) -> str:
         head = f"{self.source}:{self.line}:{self.column}: {self.reason}"
@@ -41,10 +42,11 @@ class Diagnostic:
         return f"{head}\n    {self.snippet}\n    {' ' * max(self.caret - 1, 0)}^"
 
     def to_json(self) -> dict:
-        return {"source": self.source, "line": self.line, "column": self.column, "reason": self.reason}
+        return {"source": self.source, "line": self.line, "column": self.column, "reason": self.reason,
+                "code": self.code or "syntax"}
 
 
-def make_diagnostic(text: str, source: str, line: int, column: int, reason: str) -> Diagnostic:
+def make_diagnostic(text: str, source: str, line: int, column: int, reason: str, code: str = "") -> Diagnostic:
     """Build a diagnostic with a caret snippet cut from ``text`` (long lines are windowed).
 
     >>> d = make_diagnostic("a b c d.", "x.tdb", 1, 7, "missing period")
@@ -62,7 +64,7 @@ def make_diagnostic(text: str, source: str, line: int, column: int, reason: str)
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + SNIPPET_WIDTH < len(raw) else ""
     printable = "".join(ch if ch.isprintable() else "?" for ch in window)
-    return Diagnostic(source, line, column, reason, prefix + printable + suffix, caret + len(prefix))
+    return Diagnostic(source, line, column, reason, prefix + printable + suffix, caret + len(prefix), code)
 
 
 class GrammarError(ValueError):

@@ -221,20 +221,22 @@ class _Builder(Transformer):
         for t in _variables(head):
             if t.name == ANONYMOUS:
                 _state.errors.append((t.line, t.column, f"the anonymous variable ?_ cannot stand in the head "
-                                                        f"of rule {name}: it binds nothing"))
+                                                        f"of rule {name}: it binds nothing", "anonymous_in_head"))
             elif t.name not in body_vars:
                 _state.errors.append((t.line, t.column,
-                                      f"head variable ?{t.name} of rule {name} does not occur in any premise"))
+                                      f"head variable ?{t.name} of rule {name} does not occur in any premise",
+                                      "unbound_variable"))
         for a in premises:
             if a.negated:
                 for t in _variables(a):
                     if t.name != ANONYMOUS and t.name not in body_vars:
                         _state.errors.append((t.line, t.column, f"unsafe negation in rule {name}: ?{t.name} of a "
-                                                                f"'not' premise is bound by no positive premise"))
+                                                                f"'not' premise is bound by no positive premise",
+                                                                "unsafe_negation"))
         if all(a.negated for a in premises) and any(_variables(a) for a in premises):
             _state.errors.append((premises[0].line, premises[0].column,
                                   f"rule {name} has only 'not' premises with variables; add a positive premise "
-                                  "that binds them"))
+                                  "that binds them", "unsafe_negation"))
         return ast.RuleDecl(name, premises, head, weight, _line(name_tok), name_tok.column)
 
     def qpattern(self, c):
@@ -471,7 +473,7 @@ def parse(text: str, source: str = "<string>") -> ast.Document:
             flush()
     if pending:
         flush()
-    diagnostics.extend(make_diagnostic(text, source, line, col, reason) for line, col, reason in errors)
+    diagnostics.extend(make_diagnostic(text, source, *e) for e in errors)
     if diagnostics:
         raise LanguageSyntaxError(sorted(diagnostics, key=lambda d: (d.line, d.column)))
     return ast.Document(tuple(statements), source)
@@ -490,10 +492,10 @@ def _collect_errors(text: str, source: str, chunk: str, first_line: int) -> list
             found = [_describe(exc, piece)]
         except (LarkError, VisitError) as exc:  # pragma: no cover - defensive
             found = [(1, 1, f"cannot parse this statement ({type(exc).__name__})")]
-        for line, col, reason in found:
+        for line, col, reason, *code in found:
             abs_line = base_line + line - 1
             abs_col = col + base_col - 1 if line == 1 else col
-            out.append(make_diagnostic(text, source, abs_line, abs_col, reason))
+            out.append(make_diagnostic(text, source, abs_line, abs_col, reason, *code))
     if not out:
         try:
             _run(chunk)

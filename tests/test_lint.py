@@ -76,7 +76,7 @@ def test_tsv_and_jsonl_findings(tmp_path):
 
 
 def test_every_error_of_a_file_is_listed():
-    found = lint_text("a b c.\nb c.\nx y z.\nd e f g.\n")
+    found = lint_text("a b c.\nb c.\nx y z.\nd e f @2.\n")
     assert [(f.line, f.code) for f in found] == [(2, "syntax"), (4, "syntax")]
 
 

@@ -12,9 +12,18 @@ import grammar
 from grammar import ast
 
 from .errors import Diagnostic, ParseError, ValidationError, translate
-from .model import (Atom, Declaration, Fact, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
-                    QueryPattern, Rule, Term, Triple, Var)
-from .normalize import Vocabulary
+from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
+                    QueryPattern, Rule, Term, Triple, Var, node_key, role)
+from .normalize import Vocabulary, relation_key
+from .stratify import StratificationError, strata
+
+
+class _Problem(ValidationError):
+    """A compile problem with its kind (``Diagnostic.code``) and, when known, the node to point at."""
+
+    def __init__(self, message: str, code: str, node=None):
+        super().__init__(message)
+        self.code, self.node = code, node
 
 
 @dataclass
@@ -29,6 +38,7 @@ class Program:
     aliases: list[tuple[str, str, int]] = field(default_factory=list)
     queries: list[Query] = field(default_factory=list)
     whys: list[Triple] = field(default_factory=list)
+    why_nots: list[Triple] = field(default_factory=list)
 
 
 def parse_source(text: str, source: str = "<string>") -> ast.Document:
@@ -44,28 +54,130 @@ class _Compiler:
         self.source, self.text, self.vocab = source, text, vocab
         self.errors: list[Diagnostic] = []
         self.program = Program(source)
+        self.fresh = 0
+        self.arity: dict[str, tuple[int, int]] = {}   # n-ary relation -> (arity, line first seen)
 
-    def error(self, node, reason: str) -> None:
+    def error(self, node, reason: str, code: str = "") -> None:
         line, col = getattr(node, "line", 0), getattr(node, "column", 0)
-        self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, col, reason))
+        self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, col, reason, code))
 
     def symbol(self, sym: ast.Symbol) -> str:
         key = self.vocab.symbol(sym.text)
         self.program.labels.setdefault(key, sym.text.strip())
         return key
 
-    def term(self, t: ast.Term) -> Term:
-        return Var(t.name) if isinstance(t, ast.Variable) else self.symbol(t)
+    def var(self) -> Var:
+        self.fresh += 1
+        return Var(f"_#{self.fresh}")
 
+    def term(self, t: ast.Term) -> Term:
+        if isinstance(t, ast.Variable):
+            return self.var() if t.name == "_" else Var(t.name)
+        return self.symbol(t)
+
+    # -- relation phrases ------------------------------------------------------------------------
+    def split(self, s: ast.Term, rel: ast.Relation, o: ast.Term) -> tuple[ast.Term, str, ast.Term]:
+        """Subject, relation name and object of ``s <words> o``: the longest declared alias phrase among
+        the words; the words before it join the subject, those after it the object."""
+        if not rel.phrase:
+            return s, rel.text, o
+        words = rel.text.split(" ")
+        known = self.vocab.aliases
+        spans = [(i, j) for i in range(len(words)) for j in range(i + 1, len(words) + 1)
+                 if relation_key(" ".join(words[i:j])) in known
+                 and (i == 0 or not isinstance(s, ast.Variable))
+                 and (j == len(words) or not isinstance(o, ast.Variable))]
+        if not spans:
+            raise _Problem(f"'{rel.text}' is not a declared relation phrase: a statement is subject, relation "
+                           f"and object; declare the phrase (alias \"{rel.text}\" => relation.) or quote "
+                           "names of several words", "unknown_phrase", rel)
+        longest = max(j - i for i, j in spans)
+        best = [(i, j) for i, j in spans if j - i == longest]
+        if len(best) > 1:
+            shown = " or ".join(f"'{' '.join(words[i:j])}'" for i, j in best)
+            raise _Problem(f"ambiguous relation phrase in '{s.text if isinstance(s, ast.Symbol) else '?' + s.name} "
+                           f"{rel.text} {o.text if isinstance(o, ast.Symbol) else '?' + o.name}': {shown}; quote the "
+                           "subject or the object to decide", "ambiguous_phrase", rel)
+        i, j = best[0]
+        if i:
+            s = ast.Symbol(" ".join([s.text] + words[:i]), s.line, s.column)
+        if j < len(words):
+            o = ast.Symbol(" ".join(words[j:] + [o.text]), o.line, o.column)
+        return s, " ".join(words[i:j]), o
+
+    # -- rules and queries -----------------------------------------------------------------------
     def atom(self, a: ast.Atom) -> Atom:
-        s, o = self.term(a.subject), self.term(a.object)
-        rel = self.vocab.relation(a.relation.text)
+        sub, rel_text, obj = self.split(a.subject, a.relation, a.object)
+        s, o = self.term(sub), self.term(obj)
+        rel = self.vocab.relation(rel_text)
         if rel in self.vocab.inverses:
             return Atom(o, self.vocab.inverses[rel], s)
         return Atom(s, rel, o)
 
+    def check_arity(self, rel: str, n: int, node) -> None:
+        seen = self.arity.setdefault(rel, (n, node.line))
+        if seen[0] != n:
+            raise _Problem(f"n-ary relation {rel} has {n} argument{'s' * (n != 1)} here but {seen[0]} at line "
+                           f"{seen[1]}", "arity_mismatch", node)
+
+    def nary(self, a: ast.NaryAtom) -> tuple[str, list[Term]]:
+        rel = relation_key(a.relation.text)
+        self.check_arity(rel, len(a.args), a)
+        return rel, [self.term(t) for t in a.args]
+
+    def premise_atoms(self, a: ast.NaryAtom) -> list[Atom]:
+        """A positive n-ary premise: one atom per role edge, joined on a fresh node variable."""
+        rel, args = self.nary(a)
+        node = self.var()
+        return [Atom(node, role(rel, i), t) for i, t in enumerate(args, 1)]
+
+    def rule(self, s: ast.RuleDecl) -> list[Rule]:
+        weight = 1.0 if s.weight is None else s.weight
+        premises: list[Atom] = []
+        negated: list[Atom] = []
+        extra: list[Rule] = []
+        for p in s.premises:
+            if isinstance(p, ast.Atom):
+                (negated if p.negated else premises).append(self.atom(p))
+            elif not p.negated:
+                premises.extend(self.premise_atoms(p))
+            else:
+                rel, args = self.nary(p)
+                if any(isinstance(t, Var) and t.anonymous for t in args):
+                    # not name(?x, ?_): "no name(...) with these arguments" -- an auxiliary n-ary relation
+                    # of the bound arguments, derived from the positive premise, is negated instead
+                    kept = [t for t in args if not (isinstance(t, Var) and t.anonymous)]
+                    aux = f"{rel}.not.{len(extra) + 1}.{s.name}"
+                    node = self.var()
+                    body = tuple(Atom(node, role(rel, i), t) for i, t in enumerate(args, 1))
+                    head_node = Node(aux, tuple(kept))
+                    extra += [Rule(f"{s.name}.not.{len(extra) + 1}/{i}", body, Atom(head_node, role(aux, i), t))
+                              for i, t in enumerate(kept, 1)] or [Rule(f"{s.name}.not.{len(extra) + 1}", body,
+                                                                      Atom(Node(aux, ()), role(aux, 0), "true"))]
+                    negated.append(Atom(head_node, role(aux, 1), kept[0]) if kept
+                                   else Atom(Node(aux, ()), role(aux, 0), "true"))
+                else:
+                    negated.append(Atom(Node(rel, tuple(args)), role(rel, 1), args[0]))
+        if isinstance(s.head, ast.Atom):
+            heads = [self.atom(s.head)]
+        else:
+            rel, args = self.nary(s.head)
+            heads = [Atom(Node(rel, tuple(args)), role(rel, i), t) for i, t in enumerate(args, 1)]
+        names = [s.name] if len(heads) == 1 else [f"{s.name}/{i}" for i in range(1, len(heads) + 1)]
+        return extra + [Rule(n, tuple(premises), h, weight, tuple(negated)) for n, h in zip(names, heads)]
+
+    def pattern(self, x) -> list[QueryPattern]:
+        if isinstance(x, ast.NaryAtom):
+            return [QueryPattern(a.subject, PathRel(a.relation), a.object) for a in self.premise_atoms(x)]
+        if isinstance(x.path, ast.Step) and x.path.relation.phrase:
+            sub, rel_text, obj = self.split(x.subject, x.path.relation, x.object)
+            return [QueryPattern(self.term(sub), self.path(ast.Step(ast.Relation(rel_text))), self.term(obj))]
+        return [QueryPattern(self.term(x.subject), self.path(x.path), self.term(x.object))]
+
     def path(self, p: ast.PathExpr) -> Path:
         if isinstance(p, ast.Step):
+            if p.relation.phrase and relation_key(p.relation.text) not in self.vocab.aliases:
+                raise _Problem(f"'{p.relation.text}' is not a declared relation phrase", "unknown_phrase", p.relation)
             rel = self.vocab.relation(p.relation.text)
             if rel in self.vocab.inverses:
                 return PathInv(PathRel(self.vocab.inverses[rel]))
@@ -93,12 +205,25 @@ class _Compiler:
             except ValidationError as exc:
                 self.error(s, str(exc))
 
+    def triple(self, s: ast.Fact | ast.Why) -> Triple:
+        sub, rel_text, obj = self.split(s.subject, s.relation, s.object)
+        self.symbol(sub), self.symbol(obj)
+        return Triple(*self.vocab.orient(sub.text, rel_text, obj.text))
+
     def statement(self, s: ast.Statement) -> None:
         p = self.program
         if isinstance(s, ast.Fact):
-            subj, rel, obj = self.vocab.orient(s.subject.text, s.relation.text, s.object.text)
-            self.symbol(s.subject), self.symbol(s.object)
-            p.facts.append((Fact(subj, rel, obj, 1.0 if s.confidence is None else s.confidence), s.line))
+            t = self.triple(s)
+            p.facts.append((Fact(t.subject, t.relation, t.object, 1.0 if s.confidence is None else s.confidence), s.line))
+        elif isinstance(s, ast.NaryFact):
+            rel = relation_key(s.relation.text)
+            self.check_arity(rel, len(s.args), s)
+            keys = [self.symbol(a) for a in s.args]
+            node = node_key(rel, keys)
+            p.labels.setdefault(node, f"{s.relation.text}({', '.join(a.text.strip() for a in s.args)})")
+            conf = 1.0 if s.confidence is None else s.confidence
+            for i, k in enumerate(keys, 1):
+                p.facts.append((Fact(node, role(rel, i), k, conf if i == 1 else 1.0), s.line))
         elif isinstance(s, ast.RelationDecl):
             rel = self.vocab.relation(s.relation.text)
             other = None if s.other is None else self.vocab.relation(s.other.text)
@@ -107,13 +232,20 @@ class _Compiler:
             else:
                 p.declarations.append((Declaration(rel, s.kind, other), s.line))
         elif isinstance(s, ast.RuleDecl):
-            premises = tuple(self.atom(a) for a in s.premises)
-            p.rules.append((Rule(s.name, premises, self.atom(s.head), 1.0 if s.weight is None else s.weight), s.line))
+            p.rules.extend((r, s.line) for r in self.rule(s))
         elif isinstance(s, ast.Query):
-            p.queries.append(Query(tuple(QueryPattern(self.term(x.subject), self.path(x.path), self.term(x.object))
-                                         for x in s.patterns)))
+            p.queries.append(Query(tuple(q for x in s.patterns for q in self.pattern(x))))
         elif isinstance(s, ast.Why):
-            p.whys.append(Triple(*self.vocab.orient(s.subject.text, s.relation.text, s.object.text)))
+            (p.why_nots if s.negated else p.whys).append(self.triple(s))
+
+    def stratify(self) -> None:
+        rules = [r for r, _ in self.program.rules]
+        try:
+            strata(rules)
+        except StratificationError as exc:
+            line = next(ln for r, ln in self.program.rules if r.name == exc.rule)
+            self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, 1, str(exc),
+                                                              "cyclic_negation"))
 
 
 def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = None) -> Program:
@@ -123,8 +255,12 @@ def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = No
     for s in doc.statements:
         try:
             comp.statement(s)
+        except _Problem as exc:
+            comp.error(exc.node if exc.node is not None else s, str(exc), exc.code)
         except ValidationError as exc:
             comp.error(s, str(exc))
+    if not comp.errors:
+        comp.stratify()
     if comp.errors:
         raise ParseError(comp.errors)
     return comp.program

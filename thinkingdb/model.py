@@ -45,12 +45,62 @@ class Var:
 
     name: str
 
+    @property
+    def anonymous(self) -> bool:
+        """A fresh variable the compiler made for ``?_`` or an n-ary statement node: binds nothing
+        visible (answers leave it out; in a ``not`` premise it means "any")."""
+        return self.name.startswith("_#")
+
     def __str__(self) -> str:
-        return f"?{self.name}"
+        return "?_" if self.anonymous else f"?{self.name}"
 
 
-Term = Union[str, Var]
-"""A canonical symbol key or a variable."""
+def node_key(relation: str, args) -> str:
+    """The symbol key of the statement node of an n-ary fact: ``relation(arg1,arg2,...)``.
+
+    >>> node_key("flight", ["qa", "syd", "mel"]), role("flight", 2)
+    ('flight(qa,syd,mel)', 'flight.2')
+    """
+    return f"{relation}({','.join(args)})"
+
+
+def role(relation: str, i: int) -> str:
+    """The relation of the ``i``-th (1-based) role edge of an n-ary relation: ``relation.i``."""
+    return f"{relation}.{i}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Node:
+    """The statement node of an n-ary fact, named by its relation and arguments (a Skolem term).
+    Stands as the subject of a rule head (``=> flight(?c, ?x, ?y)`` derives the node's role edges)
+    or of a ``not`` premise; every argument is a symbol key or a variable bound by the premises."""
+
+    relation: str
+    args: tuple
+
+    def variables(self) -> tuple[Var, ...]:
+        return tuple(t for t in self.args if isinstance(t, Var))
+
+    def __str__(self) -> str:
+        return f"{self.relation}({', '.join(str(a) for a in self.args)})"
+
+
+Term = Union[str, Var, Node]
+"""A canonical symbol key, a variable, or (in rule heads and ``not`` premises) a statement node."""
+
+
+def ground(term: Term, env) -> str:
+    """The key ``term`` stands for under ``env`` (Var -> key): a statement node's key is made from
+    its arguments; an unbound (anonymous) variable stays ``?_``.
+
+    >>> ground(Node("flight", (Var("c"), "syd")), {Var("c"): "qa"})
+    'flight(qa,syd)'
+    """
+    if isinstance(term, Var):
+        return env.get(term, "?_")
+    if isinstance(term, Node):
+        return node_key(term.relation, [ground(a, env) for a in term.args])
+    return term
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +112,13 @@ class Atom:
     object: Term
 
     def variables(self) -> tuple[Var, ...]:
-        return tuple(t for t in (self.subject, self.object) if isinstance(t, Var))
+        out: list[Var] = []
+        for t in (self.subject, self.object):
+            if isinstance(t, Var):
+                out.append(t)
+            elif isinstance(t, Node):
+                out.extend(t.variables())
+        return tuple(out)
 
     def __str__(self) -> str:
         return f"{self.subject} {self.relation} {self.object}"
@@ -107,31 +163,49 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """``premises => head`` with a weight in (0, 1]. Every head variable must occur in a premise.
+    """``premises, not negated => head`` with a weight in (0, 1]. Every head variable must occur in a
+    (positive) premise; so must every variable of a ``negated`` premise except anonymous ones, which
+    mean "any" (safe negation). A rule holds when its premises match and no ``negated`` atom does.
 
     >>> x, y, z = Var("x"), Var("y"), Var("z")
     >>> r = Rule("cap", (Atom(x, "uses", y), Atom(y, "provides", z)), Atom(x, "has_capability", z), 0.95)
     >>> r.weight
     0.95
+    >>> Rule("lacks", (Atom(x, "requires", y),), Atom(x, "lacks", y), negated=(Atom(x, "has", z),))
+    Traceback (most recent call last):
+    ...
+    thinkingdb.errors.ValidationError: rule lacks: variable ?z of 'not ?x has ?z' is bound by no positive premise
     """
 
     name: str
     premises: tuple[Atom, ...]
     head: Atom
     weight: float = 1.0
+    negated: tuple[Atom, ...] = ()
 
     def __post_init__(self) -> None:
         check_unit_float(self.weight, f"weight of rule {self.name}", low_open=True)
-        if not self.premises:
+        if not self.premises and not self.negated:
             raise ValidationError(f"rule {self.name} has no premises")
         body_vars = {v for p in self.premises for v in p.variables()}
         missing = [v for v in self.head.variables() if v not in body_vars]
         if missing:
             raise ValidationError(
                 f"rule {self.name}: head variable {missing[0]} does not occur in any premise")
+        for a in self.negated:
+            free = [v for v in a.variables() if v not in body_vars and not v.anonymous]
+            if free:
+                raise ValidationError(f"rule {self.name}: variable {free[0]} of 'not {a}' is bound by no "
+                                      "positive premise")
+            if isinstance(a.object, Node) or (isinstance(a.subject, Node) and any(v.anonymous for v in a.variables())):
+                raise ValidationError(f"rule {self.name}: a statement node in 'not {a}' must be the subject, "
+                                      "with every argument bound")
+        for p in self.premises:
+            if isinstance(p.subject, Node) or isinstance(p.object, Node):
+                raise ValidationError(f"rule {self.name}: a premise matches a statement node through a variable")
 
     def __str__(self) -> str:
-        body = ", ".join(str(p) for p in self.premises)
+        body = ", ".join([str(p) for p in self.premises] + [f"not {a}" for a in self.negated])
         return f"rule {self.name} @{self.weight:g}: {body} => {self.head}."
 
 
@@ -292,11 +366,12 @@ class Query:
     patterns: tuple[QueryPattern, ...]
 
     def variables(self) -> tuple[Var, ...]:
-        """Variables in order of first appearance (the TSV column order)."""
+        """Variables in order of first appearance (the TSV column order); anonymous ones left out."""
         seen: dict[Var, None] = {}
         for p in self.patterns:
             for v in p.variables():
-                seen.setdefault(v, None)
+                if not v.anonymous:
+                    seen.setdefault(v, None)
         return tuple(seen)
 
 

@@ -37,6 +37,7 @@ from typing import Iterable
 from ..errors import ValidationError
 from .graph import FactGraph
 from .joins import FactStore, compile_rule, fire
+from .rules import needs_strata
 from ..model import Limits, Rule, Var
 from .results import ClosureResult, Ids
 
@@ -92,13 +93,22 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     rules = tuple(rules)
     ids = Ids(g)
     for rule in rules:           # intern rule constants and relations before sizing the scope
-        for a in rule.premises + (rule.head,):
+        for a in rule.premises + (rule.head,) + rule.negated:
             ids.rel(a.relation)
             for t in (a.subject, a.object):
-                if not isinstance(t, Var):
+                if isinstance(t, str):
                     ids.sym(t)
-    constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,)
-                        for t in (a.subject, a.object) if not isinstance(t, Var)}, key=ids.sym_rank)
+    constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,) + rule.negated
+                        for t in (a.subject, a.object) if isinstance(t, str)}, key=ids.sym_rank)
+    if needs_strata(rules):   # 'not' premises or statement-node heads: stratified, full mode (no goals)
+        from .stratified import stratified_closure  # noqa: PLC0415
+        scope, scope_list, truncated = _scope(g, ids, None, constants, limits.max_nodes, None)
+        res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, truncated, limits,
+                                                  alternatives, deadline)
+        res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
+                                 ids.n_syms if scope_list is None else len(scope_list),
+                                 (time.perf_counter() - t0) * 1000)
+        return res
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
-from ..model import Rule, Var
+from ..model import Node, Rule, Var
 
-# term kinds inside a compiled premise
-CONST, BOUND, FREE, SAME = 0, 1, 2, 3
+# term kinds inside a compiled premise; NODE (a statement node made from bound terms) and ANY (an
+# anonymous variable of a 'not' premise) occur only in heads and 'not' premises
+CONST, BOUND, FREE, SAME, NODE, ANY = 0, 1, 2, 3, 4, 5
 
 
 class FactStore:
@@ -130,11 +131,15 @@ class Plan:
     (val = symbol id), BOUND / FREE (val = variable slot), SAME (object is the subject's variable).
     """
 
-    __slots__ = ("rule_idx", "start", "first", "steps", "head", "weight", "n_prem")
+    __slots__ = ("rule_idx", "start", "first", "steps", "head", "weight", "n_prem", "negs", "special")
 
-    def __init__(self, rule_idx, start, first, steps, head, weight, n_prem):
+    def __init__(self, rule_idx, start, first, steps, head, weight, n_prem, negs=()):
         self.rule_idx, self.start, self.first, self.steps = rule_idx, start, first, steps
         self.head, self.weight, self.n_prem = head, weight, n_prem
+        # 'not' premises as (subject spec, relation id, object spec); ``special(env)`` -- set by the
+        # stratified engine when a rule has them or a statement-node head -- gives the head key, or
+        # None when a 'not' premise matches
+        self.negs, self.special = negs, None
 
 
 def compile_rule(rule_idx: int, rule: Rule, start: int, rel_id: Callable[[str], int],
@@ -173,10 +178,18 @@ def compile_rule(rule_idx: int, rule: Rule, start: int, rel_id: Callable[[str], 
         best = min(rest, key=cost)
         rest.remove(best)
         steps.append(step(best))
+    def spec(t) -> tuple:
+        if isinstance(t, Node):
+            return NODE, (t.relation, tuple(spec(a) for a in t.args))
+        if isinstance(t, Var):
+            return (ANY, None) if t not in slots else (BOUND, slots[t])
+        return CONST, sym_id(t)
+
     h = rule.head
-    head = tuple((CONST, sym_id(t)) if not isinstance(t, Var) else (BOUND, slots[t]) for t in (h.subject, h.object))
+    head = (spec(h.subject), spec(h.object))
+    negs = tuple((spec(a.subject), rel_id(a.relation), spec(a.object)) for a in rule.negated)
     return Plan(rule_idx, start, first, tuple(steps), (head[0], rel_id(h.relation), head[1]), rule.weight,
-                len(rule.premises))
+                len(rule.premises), negs)
 
 
 def _bind_first(first: tuple, s: int, o: int, env: list) -> bool:
@@ -207,9 +220,17 @@ def fire(plan: Plan, facts: Iterable[tuple[int, int]], store: FactStore,
     start = plan.start
     count = 0
 
+    special = plan.special
+
     def join(k: int) -> None:
         nonlocal count
         if k == n:
+            if special is not None:
+                head = special(env)
+                if head is not None:
+                    count += 1
+                    emit(head, tuple(prem))
+                return
             count += 1
             emit((hsv if hsk == CONST else env[hsv], hr, hov if hok == CONST else env[hov]), tuple(prem))
             return

@@ -8,7 +8,10 @@ A :class:`Proof` concludes one triple. ``kind`` says how:
 * ``path`` — a property-path answer: ``premises`` are the steps walked in order (a step walked
   backwards through ``^r`` is the stored fact, read object → subject); score = Π step scores;
 * ``query`` — a conjunction's answer: one premise per pattern, score = Π premise scores,
-  ``conclusion`` is None.
+  ``conclusion`` is None;
+* ``absent`` — a leaf under a rule with ``not`` premises: the fact that was *not* there (neither
+  asserted nor derivable in a lower stratum) when the rule fired; score 1, depth 0. An anonymous
+  position reads ``?_`` ("no such fact with any value here").
 
 >>> from thinkingdb.model import Triple
 >>> a = Proof.asserted(Triple("achilleside", "uses", "ploinky"), 1.0)
@@ -29,11 +32,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from ..model import Rule, Triple, Var
+from ..model import Rule, Triple, Var, ground
 
 __all__ = ["Proof", "check_proof"]
 
-KINDS = ("asserted", "rule", "path", "query")
+KINDS = ("asserted", "rule", "path", "query", "absent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,11 @@ class Proof:
         return Proof(triple, confidence, 0)
 
     @staticmethod
+    def absent(triple: Triple) -> "Proof":
+        """A leaf: ``triple`` was absent, which a ``not`` premise relied on."""
+        return Proof(triple, 1.0, 0, "absent")
+
+    @staticmethod
     def derived(triple: Triple, rule: str, weight: float, premises: tuple["Proof", ...]) -> "Proof":
         """A rule derivation; score and depth follow from the premises (product × weight, 1 + max)."""
         score = weight
@@ -71,7 +79,7 @@ class Proof:
         stack = [self]
         while stack:
             node = stack.pop()
-            if node.conclusion is not None and node.kind != "path":
+            if node.conclusion is not None and node.kind not in ("path", "absent"):
                 seen.setdefault(node.conclusion, None)
             stack.extend(reversed(node.premises))
         return list(seen)
@@ -99,6 +107,8 @@ class Proof:
     def _how(self) -> str:
         if self.kind == "asserted":
             return f"score {self.score:.6g}, asserted"
+        if self.kind == "absent":
+            return "absent: not asserted, not derived"
         if self.kind == "rule":
             return f"score {self.score:.6g}, depth {self.depth}, rule {self.rule} @{self.weight:g}"
         return f"score {self.score:.6g}, {self.kind}" + (f" {self.rule}" if self.rule else "")
@@ -177,6 +187,10 @@ def check_proof(proof: Proof, rules: Iterable[Rule], asserted: Callable[[Triple]
         stack.extend(node.premises)
         stack.extend(node.alternatives)
         where = str(node.conclusion)
+        if node.kind == "absent":
+            if "?_" not in (node.conclusion.subject, node.conclusion.object) and asserted(node.conclusion) is not None:
+                problems.append(f"{where}: relied on as absent but asserted")
+            continue
         if node.kind == "asserted":
             conf = asserted(node.conclusion)
             if conf is None:
@@ -205,7 +219,7 @@ def check_proof(proof: Proof, rules: Iterable[Rule], asserted: Callable[[Triple]
 
 
 def _matches(rule: Rule, node: Proof) -> bool:
-    if len(rule.premises) != len(node.premises):
+    if len(rule.premises) + len(rule.negated) != len(node.premises):
         return False
     env: dict[Var, str] = {}
 
@@ -218,10 +232,12 @@ def _matches(rule: Rule, node: Proof) -> bool:
         t = child.conclusion
         if t is None or atom.relation != t.relation or not (bind(atom.subject, t.subject) and bind(atom.object, t.object)):
             return False
+    for atom, child in zip(rule.negated, node.premises[len(rule.premises):]):
+        if child.kind != "absent" or child.conclusion != Triple(ground(atom.subject, env), atom.relation,
+                                                                ground(atom.object, env)):
+            return False
     h = rule.head
-    head = Triple(env[h.subject] if isinstance(h.subject, Var) else h.subject, h.relation,
-                  env[h.object] if isinstance(h.object, Var) else h.object)
-    return head == node.conclusion
+    return Triple(ground(h.subject, env), h.relation, ground(h.object, env)) == node.conclusion
 
 
 def _chains(node: Proof) -> bool:

@@ -12,8 +12,8 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Iterator
 
+from ..model import Triple, Var, ground
 from .graph import FactGraph
-from ..model import Triple
 from .proofs import Proof
 
 
@@ -25,6 +25,7 @@ class Ids:
         self.g = g
         self._rank, self._rel_rank = g.ranks()
         self.local_syms: dict[str, int] = {}
+        self._local_keys: list[str] = []
         self.local_rels: dict[str, int] = {}
         self._sorted: list[str] | None = None
         self._sorted_rels: list[str] | None = None
@@ -61,7 +62,9 @@ class Ids:
         n = len(self.g._syms)
         if sid < n:
             return self.g._syms[sid]
-        return next(k for k, v in self.local_syms.items() if v == sid)
+        if len(self._local_keys) != len(self.local_syms):   # keys made since (statement nodes, constants)
+            self._local_keys = sorted(self.local_syms, key=self.local_syms.__getitem__)
+        return self._local_keys[sid - n]
 
     def rel_key(self, rid: int) -> str:
         n = len(self.g._rels)
@@ -251,9 +254,23 @@ class ClosureResult(FactView):
                      if cur is None or (ri, pr) != (cur[2], cur[3])]
             mine.sort()
             for _, d, _, ri, pr in mine[:max(k - 1, 0)]:
-                premises = tuple(self._build(p, d - 1) for p in pr)
+                premises = tuple(self._build(p, d - 1) for p in pr) + self._absent(ri, pr)
                 out.append(Proof.derived(self.ids.triple(key), self._names[ri], self._weights[ri], premises))
         return out[:k]
+
+    def _absent(self, rule_idx: int, prems: tuple) -> tuple[Proof, ...]:
+        """The 'not' premises of the rule as they stood for this match: the facts found absent."""
+        rule = self.rules[rule_idx]
+        if not rule.negated:
+            return ()
+        env: dict = {}
+        for atom, key in zip(rule.premises, prems):
+            t = self.ids.triple(key)
+            for term, val in ((atom.subject, t.subject), (atom.object, t.object)):
+                if isinstance(term, Var):
+                    env[term] = val
+        return tuple(Proof.absent(Triple(ground(a.subject, env), a.relation, ground(a.object, env)))
+                     for a in rule.negated)
 
     def _canon(self, rule_idx, prems):
         return self._names[rule_idx], tuple(self.ids.key_rank(p) for p in prems)
@@ -298,7 +315,7 @@ class ClosureResult(FactView):
                 stack.extend(missing)
                 continue
             memo[node] = Proof.derived(self.ids.triple(key), self._names[v[2]], self._weights[v[2]],
-                                       tuple(memo[ch] for ch in children))
+                                       tuple(memo[ch] for ch in children) + self._absent(v[2], v[3]))
             stack.pop()
         return memo[root]
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 from importlib import resources
 from typing import Iterable
 
-from ..model import Atom, Declaration, Rule, Var
+from ..model import Atom, Declaration, Node, Rule, Var
+from ..stratify import StratificationError, strata
 
 __all__ = ["compile_declarations", "default_rules_text", "default_rules", "relevant_rules",
-           "transitive_relation", "copy_rule"]
+           "transitive_relation", "copy_rule", "strata", "needs_strata", "StratificationError"]
 
 _X, _Y, _Z = Var("x"), Var("y"), Var("z")
 
@@ -90,9 +91,21 @@ def relevant_rules(rules: Iterable[Rule], relations: Iterable[str]) -> tuple[Rul
         for i, rule in enumerate(rules):
             if i not in keep and rule.head.relation in wanted:
                 keep.add(i)
-                wanted.update(p.relation for p in rule.premises)
+                wanted.update(p.relation for p in rule.premises + rule.negated)
                 changed = True
     return tuple(r for i, r in enumerate(rules) if i in keep)
+
+
+def needs_strata(rules: Iterable[Rule]) -> bool:
+    """Whether a rule set needs the stratified reference engine: a ``not`` premise, or a head that
+    makes statement nodes (an n-ary head). Fast paths and other engines must decline such sets;
+    :func:`strata` gives the order to evaluate them in.
+
+    >>> x = Var("x")
+    >>> needs_strata([Rule("r", (Atom(x, "a", "b"),), Atom(x, "c", "d"), negated=(Atom(x, "e", "f"),))])
+    True
+    """
+    return any(r.negated or isinstance(r.head.subject, Node) or isinstance(r.head.object, Node) for r in rules)
 
 
 def transitive_relation(rule: Rule) -> str | None:
@@ -101,7 +114,7 @@ def transitive_relation(rule: Rule) -> str | None:
     >>> transitive_relation(compile_declaration(Declaration("depends_on", "transitive")))
     'depends_on'
     """
-    if len(rule.premises) != 2:
+    if len(rule.premises) != 2 or rule.negated:
         return None
     h = rule.head
     rels = {p.relation for p in rule.premises} | {h.relation}
@@ -122,7 +135,7 @@ def copy_rule(rule: Rule) -> tuple[str, str] | None:
     >>> copy_rule(compile_declaration(Declaration("is_a", "subrelation_of", "ancestor")))
     ('is_a', 'ancestor')
     """
-    if len(rule.premises) != 1:
+    if len(rule.premises) != 1 or rule.negated:
         return None
     (p,), h = rule.premises, rule.head
     if (isinstance(p.subject, Var) and isinstance(p.object, Var) and p.subject != p.object

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import StoreError
-from ..model import Atom, Declaration, Fact, Rule, Term, Triple, Var
+from ..model import Atom, Declaration, Fact, Node, Rule, Term, Triple, Var
 from ..normalize import SYMBOL_MODES, Vocabulary
 
 APPLICATION_ID = 0x54444231  # "TDB1"
@@ -104,10 +104,14 @@ class Unit:
 
 
 def _encode_term(t: Term) -> Any:
+    if isinstance(t, Node):
+        return {"node": t.relation, "args": [_encode_term(a) for a in t.args]}
     return {"var": t.name} if isinstance(t, Var) else t
 
 
 def _decode_term(t: Any) -> Term:
+    if isinstance(t, dict) and "node" in t:
+        return Node(t["node"], tuple(_decode_term(a) for a in t["args"]))
     return Var(t["var"]) if isinstance(t, dict) else t
 
 
@@ -117,18 +121,26 @@ def rule_to_json(rule: Rule) -> str:
     >>> r = Rule("r", (Atom(Var("x"), "uses", Var("y")),), Atom(Var("y"), "used_by", Var("x")), 0.5)
     >>> rule_from_json("r", rule_to_json(r)) == r
     True
+    >>> n = Rule("n", r.premises, Atom(Node("pair", (Var("x"), Var("y"))), "pair.1", Var("x")),
+    ...          negated=(Atom(Var("x"), "banned", Var("_#1")),))
+    >>> rule_from_json("n", rule_to_json(n)) == n
+    True
     """
     atoms = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.premises]
     h = rule.head
-    return json.dumps({"weight": rule.weight, "premises": atoms,
-                       "head": [_encode_term(h.subject), h.relation, _encode_term(h.object)]})
+    out = {"weight": rule.weight, "premises": atoms,
+           "head": [_encode_term(h.subject), h.relation, _encode_term(h.object)]}
+    if rule.negated:
+        out["negated"] = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.negated]
+    return json.dumps(out)
 
 
 def rule_from_json(name: str, body: str) -> Rule:
     """The inverse of :func:`rule_to_json`."""
     d = json.loads(body)
     atom = lambda a: Atom(_decode_term(a[0]), a[1], _decode_term(a[2]))  # noqa: E731
-    return Rule(name, tuple(atom(a) for a in d["premises"]), atom(d["head"]), d["weight"])
+    return Rule(name, tuple(atom(a) for a in d["premises"]), atom(d["head"]), d["weight"],
+                tuple(atom(a) for a in d.get("negated", ())))
 
 
 def _check_file(path: str) -> bool:
