@@ -43,12 +43,14 @@ class _Cache:
 
 
 class KnowledgeBase:
-    """An open store plus the in-memory fact graph built from it (rebuilt only after writes)."""
+    """An open store plus its fact graph: the memory-mapped graph file beside the store
+    (docs/storage.md), reopened when another writer changes the store. ``graph_file=False`` builds
+    the graph in memory from SQLite instead (as every process did before graph files)."""
 
     def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
-                 default_rules: bool = True, symbols: str | None = None):
+                 default_rules: bool = True, symbols: str | None = None, graph_file: bool = True):
         self.path = path
-        self.store = Store(path, create=create, readonly=readonly)
+        self.store = Store(path, create=create, readonly=readonly, graph_file=graph_file)
         if symbols is not None:  # the store's symbol mode (see thinkingdb.normalize); only a store without facts changes
             try:
                 self.store.set_symbol_mode(symbols)
@@ -56,6 +58,7 @@ class KnowledgeBase:
                 self.store.close()
                 raise
         self.default_rules = default_rules
+        self.graph_file = graph_file
         self._cache: _Cache | None = None
         self._extra_rules: tuple[Rule, ...] = ()
         self._extra_decls: tuple[Declaration, ...] = ()
@@ -97,10 +100,8 @@ class KnowledgeBase:
     def _state(self) -> _Cache:
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            from .engine.graph import FactGraph
             from .engine.rules import compile_declarations
-            graph = FactGraph()
-            graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
+            graph = self._open_graph()
             rules: list[Rule] = []
             decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
             if self.default_rules:
@@ -112,6 +113,18 @@ class KnowledgeBase:
             rules += list(compile_declarations(decls))
             self._cache = _Cache(gen, graph, tuple(rules))
         return self._cache
+
+    def _open_graph(self):
+        """The fact graph: the store's graph file, memory-mapped (rebuilt first when it is missing,
+        stale, foreign or corrupt), or built in memory when the file cannot be written."""
+        from .engine.graph import FactGraph
+        from .store import graphfile
+        arrays = graphfile.load_or_build(self.store) if self.graph_file else None
+        if arrays is not None:
+            return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path)
+        graph = FactGraph()
+        graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
+        return graph
 
     @property
     def graph(self):

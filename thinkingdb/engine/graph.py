@@ -5,6 +5,11 @@ not strings. Asserted facts live in two indexes per relation, by subject and by 
 bound position to ``{other end: confidence}``; those are the indexes joins use on bound positions.
 A duplicate triple keeps the highest confidence (SPEC §3).
 
+A graph opened from a graph file (:meth:`FactGraph.mapped`, see :mod:`thinkingdb.engine.mapped`) keeps
+the same indexes as read-only views over the memory-mapped arrays: a row, a symbol or a relation is
+decoded when first touched, so a question costs what it reads. Its symbols are interned in sorted
+order, so an id is its canonical rank. Adding a fact to such a graph first decodes it whole.
+
 >>> from thinkingdb.model import Fact, Triple
 >>> g = FactGraph()
 >>> g.add_many([Fact("nginx", "depends_on", "openssl", 0.8), Fact("nginx", "depends_on", "openssl", 0.9)])
@@ -16,7 +21,7 @@ A duplicate triple keeps the highest confidence (SPEC §3).
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..model import Fact, Triple
 
@@ -30,7 +35,8 @@ class FactGraph:
     concurrent readers once built. ``version`` changes on every change.
     """
 
-    __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache")
+    __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache",
+                 "_mapped", "source")
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
         self._sym: dict[str, int] = {}
@@ -42,11 +48,75 @@ class FactGraph:
         self._count = 0
         self._rel_sizes: list[int] = []                      # rel -> number of asserted facts
         self.version = 0
-        self._rank_cache: tuple[int, list[int], list[int]] | None = None
+        self._rank_cache: tuple[int, Sequence[int], Sequence[int]] | None = None
+        self._mapped = False
+        self.source: str | None = None   # the graph file a mapped graph reads
         self.add_many(facts)
+
+    @classmethod
+    def mapped(cls, arrays: Mapping[str, Any], relations: Sequence[str], n_symbols: int, n_facts: int,
+               source: str = "<arrays>") -> "FactGraph":
+        """A read-only graph over graph-file arrays (:class:`thinkingdb.store.graphfile.GraphArrays`
+        holds them): symbols sorted, per direction CSR indexes; nothing is decoded until touched.
+
+        >>> import numpy as np
+        >>> from thinkingdb.model import Triple
+        >>> i = lambda *v: np.array(v)
+        >>> arrays = {"sym_off": i(0, 1, 2), "sym_blob": np.frombuffer(b"ab", dtype=np.uint8),
+        ...           "out_rel": i(0, 1), "out_keys": i(0), "out_ptr": i(0, 1), "out_vals": i(1),
+        ...           "in_rel": i(0, 1), "in_keys": i(1), "in_ptr": i(0, 1), "in_vals": i(0), "rel_sizes": i(1)}
+        >>> g = FactGraph.mapped(arrays, ["r"], 2, 1)
+        >>> g.objects("a", "r"), g.subjects("r", "b"), g.confidence(Triple("a", "r", "b")), len(g)
+        ({'b': 1.0}, {'a': 1.0}, 1.0, 1)
+        """
+        from .mapped import RelationIndex, SymbolIndex, SymbolTable
+        g = cls()
+        g._syms = SymbolTable(arrays, n_symbols)
+        g._sym = SymbolIndex(arrays, n_symbols, g._syms)
+        g._rels = list(relations)
+        g._rel = {r: i for i, r in enumerate(g._rels)}
+        g._out = [None] * len(g._rels)
+        g._in = [None] * len(g._rels)
+        for rid in range(len(g._rels)):
+            g._out[rid] = RelationIndex(arrays, "out", rid, n_symbols, source, g._out, rid)
+            g._in[rid] = RelationIndex(arrays, "in", rid, n_symbols, source, g._in, rid)
+        g._count = n_facts
+        g._rel_sizes = [int(x) for x in arrays["rel_sizes"]]
+        g._mapped, g.source = True, source
+        # ids are ranks: symbols and relations are stored sorted
+        g._rank_cache = (n_symbols + (len(g._rels) << 40), range(n_symbols), range(len(g._rels)))
+        return g
+
+    @property
+    def is_mapped(self) -> bool:
+        """True while the graph reads a graph file (nothing added since it was opened)."""
+        return self._mapped
+
+    def _unmap(self) -> None:
+        """Decode a mapped graph whole into plain dicts and lists, so it can grow."""
+        self._syms = list(self._syms)
+        self._sym = {k: i for i, k in enumerate(self._syms)}
+        self._out = [dict(ix.items()) for ix in self._out]
+        self._in = [dict(ix.items()) for ix in self._in]
+        self._mapped = False
+
+    def key_rank(self, key: str) -> float:
+        """Where ``key`` sorts among the graph's symbols: its rank if present, else a half-step
+        before the first symbol sorting after it (for symbols the graph has never seen)."""
+        if self._mapped:
+            sid = self._sym.get(key)
+            return sid if sid is not None else self._sym.insertion_point(key) - 0.5
+        from bisect import bisect_left
+        sid = self._sym.get(key)
+        if sid is not None:
+            return self.ranks()[0][sid]
+        order = sorted(self._syms)
+        return bisect_left(order, key) - 0.5
 
     # -- interning -------------------------------------------------------------------------------
     def intern_symbol(self, key: str) -> int:
+        if self._mapped:
+            self._unmap()
         sid = self._sym.get(key)
         if sid is None:
             sid = self._sym[key] = len(self._syms)
@@ -54,6 +124,8 @@ class FactGraph:
         return sid
 
     def intern_relation(self, key: str) -> int:
+        if self._mapped:
+            self._unmap()
         rid = self._rel.get(key)
         if rid is None:
             rid = self._rel[key] = len(self._rels)
@@ -95,6 +167,8 @@ class FactGraph:
             self.add(f)
 
     def _add(self, s: int, r: int, o: int, conf: float) -> None:
+        if self._mapped:
+            self._unmap()
         row = self._out[r].get(s)
         if row is None:
             row = self._out[r][s] = {}

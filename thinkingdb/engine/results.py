@@ -75,6 +75,8 @@ class Ids:
     def sym_rank(self, sid: int) -> float:
         if sid < len(self._rank):
             return self._rank[sid]
+        if self.g.is_mapped:   # sorted on disk: a binary search, not a sort of every key
+            return self.g.key_rank(self.sym_key(sid))
         if self._sorted is None:
             self._sorted = sorted(self.g._syms)
         return bisect_left(self._sorted, self.sym_key(sid)) - 0.5

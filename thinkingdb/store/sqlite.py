@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,8 +171,10 @@ class Store:
     (['a r b'], 'doc.tdb')
     """
 
-    def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False):
+    def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
+                 graph_file: bool = True):
         self.path = str(path)
+        self.graph_file = graph_file   # keep the graph file beside the store current after writes
         existed = _check_file(self.path)
         if not existed and (readonly or not create):
             raise StoreError(f"{self.path}: no such store; run `thinkingdb ingest` first")
@@ -250,7 +253,7 @@ class Store:
             return False
         self.close()
         self._discarded = True
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        for suffix in ("", "-wal", "-shm", "-journal", ".graph", ".graph.lock"):
             try:
                 os.remove(self.path + suffix)
             except FileNotFoundError:
@@ -274,12 +277,25 @@ class Store:
         try:
             yield
             self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+            # a new random token per write: a graph file built from another store state never matches
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
         self.generation = self._generation()
+        if self.graph_file:
+            self.refresh_graph()
+
+    def refresh_graph(self) -> None:
+        """Rebuild the graph file beside the store after a write, so the next open maps it at once
+        (a failure here only leaves the file stale: the next reader rebuilds it)."""
+        from .graphfile import build_graph
+        try:
+            build_graph(self)
+        except (OSError, sqlite3.Error):
+            pass
 
     def _generation(self) -> int:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()

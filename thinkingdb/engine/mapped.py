@@ -1,0 +1,220 @@
+"""Read-only views that let a :class:`~thinkingdb.engine.graph.FactGraph` run on a memory-mapped graph
+file (:mod:`thinkingdb.store.graphfile`) without reading it whole.
+
+They behave like the dicts and lists the in-memory graph keeps — ``symbol id -> key``, ``key -> id``,
+and per relation ``bound end -> {other end: confidence}`` — so the engine's code is the same either
+way; each decodes only what it is asked for and keeps it. A full scan of a relation (``items()``,
+iteration) decodes that relation once and swaps a plain dict into the graph in its place.
+
+The symbols of a graph file are stored sorted, so an id is its key's canonical rank and a key is
+found by binary search over the UTF-8 bytes (which sort as the strings do).
+
+>>> import numpy as np
+>>> blob = "abc".encode()
+>>> arrays = {"sym_off": np.array([0, 1, 2, 3]), "sym_blob": np.frombuffer(blob, dtype=np.uint8)}
+>>> table, index = SymbolTable(arrays, 3), SymbolIndex(arrays, 3)
+>>> table[2], index.get("b"), index.get("bb"), index.insertion_point("bb")
+('c', 1, None, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import StoreError
+
+__all__ = ["SymbolTable", "SymbolIndex", "RelationIndex"]
+
+_MISSING = object()
+
+
+class SymbolTable(Sequence):
+    """``id -> key`` over the file's symbol blob; keys decoded on first use and kept."""
+
+    __slots__ = ("_off", "_blob", "_n", "_cache", "_all")
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], n: int) -> None:
+        self._off, self._blob, self._n = arrays["sym_off"], arrays["sym_blob"], n
+        self._cache: dict[int, str] = {}
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, sid):
+        if self._all is not None:
+            return self._all[sid]
+        if isinstance(sid, slice):
+            return self.all()[sid]
+        key = self._cache.get(sid)
+        if key is None:
+            if sid < 0:
+                sid += self._n
+            if not 0 <= sid < self._n:
+                raise IndexError(f"symbol id {sid} out of range")
+            key = self._cache[sid] = self.raw(sid).decode("utf-8")
+        return key
+
+    def raw(self, sid: int) -> bytes:
+        return self._blob[int(self._off[sid]):int(self._off[sid + 1])].tobytes()
+
+    def all(self) -> list[str]:
+        """Every key in id order (decodes the whole blob once)."""
+        if self._all is None:
+            off = self._off.tolist()
+            text = self._blob.tobytes()
+            self._all = [text[off[i]:off[i + 1]].decode("utf-8") for i in range(self._n)]
+        return self._all
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.all())
+
+
+class SymbolIndex(Mapping):
+    """``key -> id`` by binary search over the sorted keys; found ids kept."""
+
+    __slots__ = ("_table", "_cache")
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], n: int, table: SymbolTable | None = None) -> None:
+        self._table = table if table is not None else SymbolTable(arrays, n)
+        self._cache: dict[str, int | None] = {}
+
+    def insertion_point(self, key: str) -> int:
+        """The number of symbols whose key sorts before ``key``."""
+        want = key.encode("utf-8", "surrogatepass")
+        raw, lo, hi = self._table.raw, 0, len(self._table)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if raw(mid) < want:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def get(self, key, default=None):
+        sid = self._cache.get(key, _MISSING)
+        if sid is _MISSING:
+            sid = None
+            if isinstance(key, str):
+                i = self.insertion_point(key)
+                if i < len(self._table) and self._table[i] == key:
+                    sid = i
+            self._cache[key] = sid
+        return default if sid is None else sid
+
+    def __getitem__(self, key) -> int:
+        sid = self.get(key)
+        if sid is None:
+            raise KeyError(key)
+        return sid
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+
+class RelationIndex(Mapping):
+    """One relation in one direction: ``bound end -> {other end: confidence}``, rows decoded on first
+    use and kept. After a full scan the plain dict replaces this view in ``owner[slot]``."""
+
+    __slots__ = ("_keys", "_ptr", "_vals", "_conf", "_rows", "_full", "_n_sym", "_path", "_owner", "_slot")
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], direction: str, rid: int, n_sym: int, path: str,
+                 owner: list, slot: int) -> None:
+        rel = arrays[f"{direction}_rel"]
+        lo, hi = int(rel[rid]), int(rel[rid + 1])
+        self._keys = arrays[f"{direction}_keys"][lo:hi]
+        self._ptr = arrays[f"{direction}_ptr"][lo:hi + 1]
+        self._vals = arrays[f"{direction}_vals"]
+        self._conf = arrays.get(f"{direction}_conf")
+        self._rows: dict[int, dict[int, float] | None] = {}
+        self._full = False
+        self._n_sym, self._path, self._owner, self._slot = n_sym, path, owner, slot
+
+    def _corrupt(self, what: str) -> StoreError:
+        return StoreError(f"{self._path}: graph file corrupt ({what}); delete it to have it rebuilt")
+
+    def _load(self, key: int) -> dict[int, float] | None:
+        row = None
+        if isinstance(key, int) and 0 <= key < self._n_sym:
+            keys = self._keys
+            i = int(np.searchsorted(keys, key))
+            if i < len(keys) and keys[i] == key:
+                lo, hi = int(self._ptr[i]), int(self._ptr[i + 1])
+                if not 0 <= lo < hi <= len(self._vals):
+                    raise self._corrupt("row pointers")
+                vals = self._vals[lo:hi].tolist()
+                if vals[0] < 0 or max(vals) >= self._n_sym:
+                    raise self._corrupt("symbol id")
+                row = dict.fromkeys(vals, 1.0) if self._conf is None else dict(zip(vals, self._conf[lo:hi].tolist()))
+        self._rows[key] = row
+        return row
+
+    def get(self, key, default=None):
+        row = self._rows.get(key, _MISSING)
+        if row is _MISSING:
+            if self._full:
+                return default
+            row = self._load(key)
+        return default if row is None else row
+
+    def __getitem__(self, key) -> dict[int, float]:
+        row = self.get(key)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __bool__(self) -> bool:
+        return len(self._keys) > 0
+
+    def full(self) -> dict[int, dict[int, float]]:
+        """Every row, decoded once; the plain dict then stands in for this view in the graph."""
+        if not self._full:
+            keys = self._keys.tolist()
+            ptr = self._ptr.tolist()
+            lo, hi = (ptr[0], ptr[-1]) if ptr else (0, 0)
+            vals = self._vals[lo:hi].tolist()
+            if vals and (min(vals) < 0 or max(vals) >= self._n_sym):
+                raise self._corrupt("symbol id")
+            conf = None if self._conf is None else self._conf[lo:hi].tolist()
+            rows: dict[int, dict[int, float]] = {}
+            for i, k in enumerate(keys):
+                a, b = ptr[i] - lo, ptr[i + 1] - lo
+                rows[k] = dict.fromkeys(vals[a:b], 1.0) if conf is None else dict(zip(vals[a:b], conf[a:b]))
+            self._rows, self._full = rows, True
+            if self._owner[self._slot] is self:
+                self._owner[self._slot] = rows
+        return self._rows
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.full())
+
+    def keys(self):
+        return self.full().keys()
+
+    def items(self):
+        return self.full().items()
+
+    def values(self):
+        return self.full().values()
+
+    def all_ones(self) -> bool:
+        """Is every confidence of this relation 1 (without decoding a row when the file says so)?"""
+        if self._conf is None:
+            return True
+        lo, hi = int(self._ptr[0]), int(self._ptr[-1])
+        return bool(np.all(self._conf[lo:hi] == 1.0))

@@ -1,0 +1,356 @@
+"""The persistent fact graph: a memory-mapped file beside the SQLite store (``kb.sqlite.graph``).
+
+It holds what every question needs first and what used to be rebuilt from SQLite in every process:
+the symbols and relations, interned as ints **in sorted key order** (so an id is also its canonical
+rank), and the asserted facts indexed by subject and by object per relation, CSR style, with their
+confidences. :func:`open_graph` maps the file and checks it in constant time; arrays are read only
+where a question touches them, so a cold question costs what it reads, not what the store holds.
+
+The file is a cache of the store's ``facts`` table, never a second source of truth. Its header names
+the store state it was built from — the store's *generation*, its *write token* (a random value each
+committed write sets) and the largest fact id — and :func:`open_graph` refuses a file whose stamp
+is not the store's current one, whose format version is not :data:`FORMAT_VERSION`, or whose
+structure does not check out (magic, header checksum, sizes, trailer). A refused file is rebuilt by
+:func:`build_graph` (written to a temporary file and renamed over the old one, under a lock), so a
+stale, foreign, truncated or torn file is never trusted. See docs/storage.md for the layout.
+
+>>> import tempfile, os
+>>> from thinkingdb.store import Store
+>>> from thinkingdb.model import Fact
+>>> path = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+>>> st = Store(path)
+>>> with st.transaction():
+...     _ = st.add_facts([(Fact("b", "r", "c", 0.5), "x.tdb", 1, None), (Fact("a", "r", "b"), "x.tdb", 2, None)])
+>>> arrays = load_or_build(st)
+>>> arrays.symbols(), arrays.relations, arrays.n_facts
+(['a', 'b', 'c'], ('r',), 2)
+>>> open_graph(graph_path(path), store_stamp(st)) is not None
+True
+>>> st.close()
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import mmap
+import os
+import secrets
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import StoreError
+
+__all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "build_graph",
+           "load_or_build", "write_graph"]
+
+FORMAT_VERSION = 1
+MAGIC = b"TDBGRAPH"
+END = b"TDBGEND\x00"
+_PREFIX = struct.Struct("<8sIIQ")     # magic, format version, header crc32, header length
+_TRAILER = struct.Struct("<8sQ")      # end magic, total file length
+ALIGN = 64
+SUFFIX = ".graph"
+_DIRECTIONS = ("out", "in")
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The store state a graph file was built from: generation, write token, largest fact id."""
+
+    generation: int
+    token: str
+    max_fact: int
+
+
+def graph_path(store_path: str) -> str:
+    """The graph file of a store: the store's path plus ``.graph``.
+
+    >>> graph_path("kb.sqlite")
+    'kb.sqlite.graph'
+    """
+    return str(store_path) + SUFFIX
+
+
+def store_stamp(store) -> Stamp:
+    """The current stamp of ``store`` (three indexed reads; another process's writes are seen)."""
+    conn = store.conn
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'token')").fetchall())
+    max_fact = conn.execute("SELECT max(id) FROM facts").fetchone()[0]
+    return Stamp(int(meta.get("generation", 0)), meta.get("token", ""), int(max_fact or 0))
+
+
+class GraphArrays:
+    """An open graph file: the header fields and the arrays, memory-mapped and read-only.
+
+    ``arrays`` maps names to numpy arrays: ``sym_off`` (int64, one more than the symbols) and
+    ``sym_blob`` (uint8, UTF-8 keys back to back, sorted); per direction ``d`` in ``out``/``in``:
+    ``d_rel`` (int64, relations + 1) delimiting each relation's run of ``d_keys`` (int32, the bound
+    end, ascending), ``d_ptr`` (int64, keys + 1) delimiting each key's run of ``d_vals`` (int32, the
+    other end, ascending) and ``d_conf`` (float64, the confidences, aligned with ``d_vals``; absent
+    when every confidence is 1). ``rel_sizes`` (int64): facts per relation.
+    """
+
+    def __init__(self, path: str, header: dict, arrays: dict[str, np.ndarray], buf) -> None:
+        self.path = path
+        self.header = header
+        self.arrays = arrays
+        self._buf = buf   # the mmap (kept open while arrays view it)
+        self.stamp = Stamp(header["generation"], header["token"], header["max_fact"])
+        self.relations: tuple[str, ...] = tuple(header["relations"])
+        self.n_facts: int = header["facts"]
+        self.n_symbols: int = header["symbols"]
+
+    def symbol_bytes(self, sid: int) -> bytes:
+        off = self.arrays["sym_off"]
+        return self.arrays["sym_blob"][off[sid]:off[sid + 1]].tobytes()
+
+    def symbols(self) -> list[str]:
+        """Every symbol key, in id (= sorted) order."""
+        off = self.arrays["sym_off"].tolist()
+        blob = self.arrays["sym_blob"].tobytes()
+        return [blob[off[i]:off[i + 1]].decode("utf-8") for i in range(self.n_symbols)]
+
+    def verify(self) -> None:
+        """Read every byte: the data checksum and every structural invariant (raises StoreError)."""
+        crc = 0
+        for name in sorted(self.arrays):
+            crc = zlib.crc32(self.arrays[name].view(np.uint8), crc)
+        if crc != self.header["data_crc"]:
+            raise StoreError(f"{self.path}: graph file corrupt (data checksum mismatch)")
+        _check_structure(self, deep=True)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str], s: np.ndarray,
+                r: np.ndarray, o: np.ndarray, conf: np.ndarray) -> None:
+    """Write a graph file atomically (temporary file, fsync, rename). ``symbols`` and ``relations``
+    sorted; ``s``/``r``/``o`` ids into them, one row per distinct triple; ``conf`` its confidence."""
+    n_sym, n_rel, n = len(symbols), len(relations), len(s)
+    enc = [k.encode("utf-8") for k in symbols]
+    sym_off = np.zeros(n_sym + 1, dtype=np.int64)
+    if n_sym:
+        np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=n_sym), out=sym_off[1:])
+    arrays: dict[str, np.ndarray] = {"sym_off": sym_off, "sym_blob": np.frombuffer(b"".join(enc), dtype=np.uint8)}
+    all_ones = bool(np.all(conf == 1.0))
+    for d, (a, b) in zip(_DIRECTIONS, ((s, o), (o, s))):
+        order = np.lexsort((b, a, r))
+        ra, aa, bb = r[order], a[order], b[order]
+        new_key = np.ones(n, dtype=bool)
+        if n:
+            new_key[1:] = (ra[1:] != ra[:-1]) | (aa[1:] != aa[:-1])
+        starts = np.flatnonzero(new_key)
+        arrays[f"{d}_keys"] = aa[starts].astype(np.int32)
+        arrays[f"{d}_ptr"] = np.append(starts, n).astype(np.int64)
+        arrays[f"{d}_rel"] = np.searchsorted(ra[starts], np.arange(n_rel + 1)).astype(np.int64)
+        arrays[f"{d}_vals"] = bb.astype(np.int32)
+        if not all_ones:
+            arrays[f"{d}_conf"] = conf[order].astype(np.float64)
+    arrays["rel_sizes"] = np.bincount(r, minlength=n_rel).astype(np.int64) if n else np.zeros(n_rel, np.int64)
+    layout, offset = {}, 0
+    crc = 0
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        arrays[name] = arr
+        layout[name] = [arr.dtype.str, int(arr.size), offset]
+        crc = zlib.crc32(arr.view(np.uint8), crc)
+        offset = _align(offset + arr.nbytes)
+    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
+              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations),
+              "arrays": layout, "data_crc": crc}
+    hbytes = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    data_start = _align(_PREFIX.size + len(hbytes))
+    total = data_start + offset + _TRAILER.size
+    tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
+            for name in sorted(arrays):
+                fh.seek(data_start + layout[name][2])
+                fh.write(arrays[name].tobytes())
+            fh.seek(data_start + offset)
+            fh.write(_TRAILER.pack(END, total))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
+    """Map a graph file; None when it is missing, stale (its stamp is not ``expect``), of another
+    format version, or fails the constant-time structural checks. Never raises for a bad file."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size < _PREFIX.size + _TRAILER.size:
+            return None
+        buf = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    try:
+        magic, version, hcrc, hlen = _PREFIX.unpack_from(buf, 0)
+        if magic != MAGIC or version != FORMAT_VERSION or _PREFIX.size + hlen > size:
+            return None
+        hbytes = buf[_PREFIX.size:_PREFIX.size + hlen]
+        if zlib.crc32(hbytes) != hcrc:
+            return None
+        header = json.loads(hbytes.decode("utf-8"))
+        end, total = _TRAILER.unpack_from(buf, size - _TRAILER.size)
+        if end != END or total != size or header.get("format") != FORMAT_VERSION:
+            return None
+        stamp = Stamp(header["generation"], header["token"], header["max_fact"])
+        if expect is not None and stamp != expect:
+            return None
+        data_start = _align(_PREFIX.size + hlen)
+        arrays = {}
+        for name, (dtype, count, offset) in header["arrays"].items():
+            dt = np.dtype(dtype)
+            if offset < 0 or data_start + offset + count * dt.itemsize > size - _TRAILER.size:
+                return None
+            arrays[name] = np.frombuffer(buf, dtype=dt, count=count, offset=data_start + offset)
+        g = GraphArrays(path, header, arrays, buf)
+        _check_structure(g, deep=False)
+        return g
+    except (StoreError, ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _check_structure(g: GraphArrays, deep: bool) -> None:
+    """Sizes and end points (constant time); ``deep``: every pointer ascending and every id in range."""
+    a, n, n_sym, n_rel = g.arrays, g.n_facts, g.n_symbols, len(g.relations)
+    bad = lambda what: StoreError(f"{g.path}: graph file corrupt ({what})")  # noqa: E731
+    need = {"sym_off": n_sym + 1, "rel_sizes": n_rel}
+    for d in _DIRECTIONS:
+        need.update({f"{d}_rel": n_rel + 1, f"{d}_vals": n})
+        if f"{d}_conf" in a:
+            need[f"{d}_conf"] = n
+    for name, size in need.items():
+        if name not in a or a[name].size != size:
+            raise bad(f"{name} size")
+    if a["sym_off"][0] != 0 or a["sym_off"][-1] != a["sym_blob"].size:
+        raise bad("symbol offsets")
+    for d in _DIRECTIONS:
+        keys, ptr, rel = a[f"{d}_keys"], a[f"{d}_ptr"], a[f"{d}_rel"]
+        if ptr.size != keys.size + 1 or ptr[0] != 0 or ptr[-1] != n or rel[0] != 0 or rel[-1] != keys.size:
+            raise bad(f"{d} index ends")
+        if deep:
+            if np.any(np.diff(ptr) <= 0) or np.any(np.diff(rel) < 0) or np.any(np.diff(a["sym_off"]) < 0):
+                raise bad(f"{d} pointers")
+            for ids in (keys, a[f"{d}_vals"]):
+                if ids.size and (ids.min() < 0 or ids.max() >= n_sym):
+                    raise bad(f"{d} ids")
+
+
+def _read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One consistent snapshot of the ``facts`` table, interned (ids in sorted key order)."""
+    conn = store.conn
+    sym: dict[str, int] = {}
+    rel: dict[str, int] = {}
+    parts: dict[str, list] = {"s": [], "r": [], "o": [], "c": []}
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        stamp = store_stamp(store)
+        cur = conn.execute("SELECT subject, relation, object, confidence FROM facts")
+        while True:
+            rows = cur.fetchmany(65536)
+            if not rows:
+                break
+            S, R, O, C = zip(*rows)
+            m = len(rows)
+            for table, column in ((sym, S), (sym, O), (rel, R)):
+                for k in set(column).difference(table):
+                    table[k] = len(table)
+            parts["s"].append(np.fromiter(map(sym.__getitem__, S), np.int64, m))
+            parts["o"].append(np.fromiter(map(sym.__getitem__, O), np.int64, m))
+            parts["r"].append(np.fromiter(map(rel.__getitem__, R), np.int64, m))
+            parts["c"].append(np.array(C, dtype=np.float64))
+    finally:
+        if own:
+            conn.execute("COMMIT")
+    cat = {k: (np.concatenate(v) if v else np.zeros(0, np.float64 if k == "c" else np.int64)) for k, v in parts.items()}
+    symbols, s, o = _sorted_ids(list(sym), cat["s"], cat["o"])
+    relations, r, _ = _sorted_ids(list(rel), cat["r"], cat["r"])
+    return stamp, symbols, relations, s, r, o, cat["c"]
+
+
+def _sorted_ids(keys: list[str], *columns: np.ndarray) -> tuple:
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    perm = np.empty(len(keys), dtype=np.int64)
+    perm[np.array(order, dtype=np.int64)] = np.arange(len(keys), dtype=np.int64)
+    return ([keys[i] for i in order], *(perm[c] if len(c) else c for c in columns))
+
+
+def ensure_token(store) -> None:
+    """Give a store written before write tokens existed one (no generation change)."""
+    if store.readonly:
+        return
+    conn = store.conn
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'token'").fetchone() is None and not conn.in_transaction:
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
+
+
+def build_graph(store, path: str | None = None) -> GraphArrays | None:
+    """Rebuild the graph file of ``store`` from its facts and open it; None when it cannot be written
+    (a read-only store or folder): the caller then builds the graph in memory."""
+    path = path or graph_path(store.path)
+    ensure_token(store)
+    stamp, symbols, relations, s, r, o, c = _read_facts(store)
+    try:
+        with _locked(path):
+            current = open_graph(path, stamp)
+            if current is None:
+                write_graph(path, stamp, symbols, relations, s, r, o, c)
+    except OSError:
+        return None
+    return open_graph(path, stamp)
+
+
+class _locked:
+    """An exclusive lock beside the graph file while it is checked and replaced."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path + ".lock"
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def load_or_build(store) -> GraphArrays | None:
+    """The store's graph file if it is current, else rebuilt; None when it cannot be written."""
+    got = open_graph(graph_path(store.path), store_stamp(store))
+    return got if got is not None else build_graph(store)
+
+
+def iter_rows(g: GraphArrays, direction: str, rid: int) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
+    """``(key, other ends, confidences or None)`` of one relation in one direction."""
+    a = g.arrays
+    keys, ptr, rel = a[f"{direction}_keys"], a[f"{direction}_ptr"], a[f"{direction}_rel"]
+    vals, conf = a[f"{direction}_vals"], a.get(f"{direction}_conf")
+    for i in range(int(rel[rid]), int(rel[rid + 1])):
+        lo, hi = int(ptr[i]), int(ptr[i + 1])
+        yield int(keys[i]), vals[lo:hi], None if conf is None else conf[lo:hi]
