@@ -34,7 +34,9 @@ def _all_one(g, r: int) -> bool:
     if v is None:
         if len(_ONES) > 64:
             _ONES.clear()
-        v = _ONES[key] = all(c == 1.0 for row in g._out[r].values() for c in row.values())
+        ix = g._out[r]   # a mapped graph answers from its confidence array, without decoding rows
+        v = _ONES[key] = ix.all_ones() if hasattr(ix, "all_ones") else all(
+            c == 1.0 for row in ix.values() for c in row.values())
     return v
 
 
