@@ -65,7 +65,7 @@ def test_failed_ingest_into_new_store_is_refused_cleanly(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name,content,message", [
-    ("x.csv", "a,b,c\n", "unsupported file type '.csv'"),
+    ("x.xlsx", "a,b,c\n", "unsupported file type '.xlsx'"),
     ("empty.tdb", "", "the file holds no facts, rules, declarations or aliases"),
     ("comments.tdb", "# nothing here\n", "the file holds no facts, rules, declarations or aliases"),
     ("bin.tdb", b"\x00\x01\xff", "binary data (a NUL byte): not a text file"),

@@ -161,7 +161,7 @@ def test_tdb_with_several_errors(tmp_path, store):
     ("empty.tsv", "# only a comment\n", "holds no triples"),
     ("empty.tdb", "# nothing\n", "holds no facts"),
     ("empty.jsonl", "\n", "holds no knowledge units"),
-    ("x.csv", "a,b,c\n", "unsupported file type '.csv'"),
+    ("x.xlsx", "a,b,c\n", "unsupported file type '.xlsx'"),
 ])
 def test_empty_and_unsupported(tmp_path, store, name, content, reason):
     p = _write(tmp_path, name, content)

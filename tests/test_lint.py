@@ -81,7 +81,7 @@ def test_every_error_of_a_file_is_listed():
 
 
 def test_missing_and_unsupported_files(tmp_path):
-    (tmp_path / "x.csv").write_text("a,b\n")
-    found = lint_files([str(tmp_path / "nope.tdb"), str(tmp_path / "x.csv")])
+    (tmp_path / "x.xlsx").write_text("a,b\n")
+    found = lint_files([str(tmp_path / "nope.tdb"), str(tmp_path / "x.xlsx")])
     assert [f.code for f in found] == ["syntax", "syntax"]
     assert "unsupported file type" in found[1].message or "unsupported file type" in found[0].message

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .errors import QueryError, ThinkingDBError, translate
+from .errors import QueryError, ThinkingDBError, ValidationError, translate
 from .store.ingest import IngestReport, ingest as _ingest
 from .language import compile_source, parse_fact, parse_query
 from .model import Declaration, Fact, Limits, Query, Rule, Triple
@@ -75,14 +75,141 @@ class KnowledgeBase:
 
     # -- writing -------------------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str] | str, *, skip_invalid: bool = False, rejects_path: str | None = None,
-               progress: bool | None = False) -> IngestReport:
-        """Ingest files (.tdb, .tsv, .jsonl, ...) atomically; see :func:`thinkingdb.store.ingest.ingest`."""
-        if isinstance(paths, str):
+               progress: bool | None = False, format: str | None = None, delimiter: str | None = None,
+               columns: str | None = None, header: bool | None = None, literals: str = "symbols") -> IngestReport:
+        """Ingest files (.tdb, .tsv, .csv, .jsonl, .nt, .ttl, ...) atomically; ``-`` is standard input.
+
+        ``format`` overrides the extension (and is needed for ``-``); ``delimiter``, ``columns``
+        (``"s,r,o,confidence"``, ``-`` skips a column) and ``header`` (None: detected) shape CSV and TSV;
+        ``literals="skip"`` skips RDF literals instead of making them symbols. See
+        :func:`thinkingdb.store.ingest.ingest` and docs/ingest.md.
+        """
+        from .store.records import ReadOptions
+        if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        report = _ingest(self.store, list(paths), skip_invalid=skip_invalid, rejects_path=rejects_path,
-                         progress=progress)
+        options = ReadOptions(format=format, delimiter=delimiter, columns=columns, header=header, literals=literals)
+        report = _ingest(self.store, [os.fspath(p) for p in paths], skip_invalid=skip_invalid,
+                         rejects_path=rejects_path, progress=progress, options=options)
         self._cache = None
         return report
+
+    # -- adding facts from Python ---------------------------------------------------------------------
+    def add_facts(self, facts: Iterable[tuple | Fact], *, source: str = "<api>") -> int:
+        """Add facts given as ``(subject, relation, object)`` or ``(subject, relation, object, confidence)``
+        tuples or :class:`Fact` values, in one transaction; returns how many were added.
+
+        Names are normalized as in a file (the text becomes the label, its key the symbol) and the
+        store's aliases and inverses apply. A bad item raises :class:`ValidationError` naming its index,
+        and nothing is written. Provenance: ``source`` and the item's 1-based position as its line.
+
+        >>> import tempfile, os
+        >>> kb = open_kb(os.path.join(tempfile.mkdtemp(), "kb.sqlite"))
+        >>> kb.add_facts([("Nginx", "dependsOn", "OpenSSL"), Fact("OpenSSL", "depends_on", "libc", 0.9)])
+        2
+        >>> [(a.bindings["x"], a.labels["x"]) for a in kb.query("nginx depends_on+ ?x")]
+        [('openssl', 'OpenSSL'), ('libc', 'libc')]
+        >>> kb.close()
+        """
+        from .store.records import Batch
+        if isinstance(facts, (str, bytes)) or not isinstance(facts, Iterable):
+            raise ValidationError(f"add_facts takes an iterable of tuples or Facts, got {type(facts).__name__}")
+        if not isinstance(source, str) or not source:
+            raise ValidationError(f"source must be a non-empty string, got {source!r}")
+        vocab = self.store.vocabulary()
+        batch = Batch(source)
+        for i, item in enumerate(facts):
+            if isinstance(item, Fact):
+                item = (item.subject, item.relation, item.object, item.confidence)
+            if not isinstance(item, (tuple, list)) or len(item) not in (3, 4) or \
+                    not all(isinstance(x, str) for x in item[:3]):
+                raise ValidationError(f"fact {i}: expected (subject, relation, object[, confidence]) strings or a "
+                                      f"Fact, got {item!r}")
+            try:
+                s, r, o = vocab.orient(item[0], item[1], item[2])
+                fact = Fact(s, r, o, 1.0 if len(item) == 3 else item[3])
+            except ValidationError as exc:
+                raise ValidationError(f"fact {i}: {exc}") from None
+            batch.add_fact(fact, i + 1)
+            batch.labels.setdefault(vocab.symbol(item[0]), item[0].strip())
+            batch.labels.setdefault(vocab.symbol(item[2]), item[2].strip())
+        if not batch.rows:
+            return 0
+        with self.store.transaction():
+            origin = self.store.source_id(source, "api")
+            self.store.add_label_rows(origin, batch.labels.items())
+            n = self.store.add_fact_rows(origin, batch.rows)
+        self._cache = None
+        return n
+
+    def add_text(self, text: str, *, source: str | None = None) -> IngestReport:
+        """Add ThinkingDB source text (facts, rules, declarations, aliases) as if it were a ``.tdb`` file.
+
+        ``source`` names it in provenance; by default a name made from the text's hash, so adding the same
+        text again replaces it rather than counting it twice. Errors are those of a file (IngestError
+        with line and column), and nothing is written.
+
+        >>> import tempfile, os
+        >>> kb = open_kb(os.path.join(tempfile.mkdtemp(), "kb.sqlite"))
+        >>> kb.add_text("relation part_of transitive. wheel part_of car. car part_of fleet.").facts
+        2
+        >>> len(kb.query("wheel part_of ?x"))
+        2
+        >>> kb.close()
+        """
+        import hashlib
+        import tempfile
+        if not isinstance(text, str):
+            raise ValidationError(f"add_text takes source text (str), got {type(text).__name__}")
+        if source is None:
+            source = "<text " + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">"
+        fd, path = tempfile.mkstemp(suffix=".tdb", prefix="thinkingdb-text-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
+                fh.write(text)
+            from .store.ingest import ingest_as
+            report = ingest_as(self.store, path, source)
+        finally:
+            os.remove(path)
+        self._cache = None
+        return report
+
+    def from_networkx(self, graph, *, relation: str = "relation", confidence: str = "confidence",
+                      label: str = "label", default_relation: str = "related_to", source: str = "<networkx>") -> int:
+        """Add the edges of a networkx graph as facts; returns how many were added.
+
+        Each edge ``u -> v`` is a fact whose relation is the edge attribute ``relation`` (else, in a
+        multigraph, a string edge key; else ``default_relation``) and whose confidence is the attribute
+        ``confidence`` (default 1). A node's text is its ``label`` attribute, else ``str(node)``. An
+        undirected graph gives each edge in both directions. :meth:`to_networkx` is the inverse:
+        ``kb2.from_networkx(kb.to_networkx())`` copies the facts and labels.
+
+        >>> import networkx as nx, tempfile, os
+        >>> g = nx.DiGraph(); g.add_edge("Nginx", "OpenSSL", relation="dependsOn", confidence=0.9)
+        >>> kb = open_kb(os.path.join(tempfile.mkdtemp(), "kb.sqlite"))
+        >>> kb.from_networkx(g), kb.store.fact_rows()
+        (1, [('nginx', 'depends_on', 'openssl', 0.9)])
+        >>> kb.close()
+        """
+        if not (hasattr(graph, "edges") and hasattr(graph, "nodes") and hasattr(graph, "is_directed")):
+            raise ValidationError(f"from_networkx takes a networkx graph, got {type(graph).__name__}")
+        multi = graph.is_multigraph()
+        nodes = graph.nodes
+
+        def text(n) -> str:
+            value = nodes[n].get(label)
+            return value if isinstance(value, str) and value.strip() else str(n)
+
+        def items():
+            edges = graph.edges(keys=True, data=True) if multi else ((u, v, None, d) for u, v, d in graph.edges(data=True))
+            for u, v, key, data in edges:
+                rel = data.get(relation)
+                if not isinstance(rel, str) or not rel.strip():
+                    rel = key if isinstance(key, str) and key.strip() else default_relation
+                conf = data.get(confidence, 1.0)
+                yield (text(u), rel, text(v), conf)
+                if not graph.is_directed() and u != v:
+                    yield (text(v), rel, text(u), conf)
+        return self.add_facts(items(), source=source)
 
     def add_rules_file(self, path: str) -> None:
         """Use the rules and declarations of a .tdb file in later queries (not stored)."""
@@ -143,28 +270,49 @@ class KnowledgeBase:
               max_answers: int | None = None):
         """Answer a query (patterns, conjunctions, property paths) over asserted and derived facts."""
         from .engine.query import evaluate
+        if not isinstance(query, (str, Query)):
+            raise ValidationError(f"query takes query text or a Query, got {type(query).__name__}")
         q = self.parse_query(query) if isinstance(query, str) else query
         state = self._state()
         try:
-            return evaluate(q, state.graph, state.rules, limits=limits, aggregate=aggregate, k=k,
-                            max_answers=max_answers)
+            result = evaluate(q, state.graph, state.rules, limits=limits, aggregate=aggregate, k=k,
+                              max_answers=max_answers)
         except ThinkingDBError:
             raise
         except (ValueError, KeyError) as exc:
             raise QueryError(str(exc)) from exc
+        return self._labelled(result)
+
+    def _labelled(self, result):
+        """The result with each answer's display labels beside its keys (``answer.labels``)."""
+        from dataclasses import replace
+        keys = {k for a in result.answers for k in a.bindings.values()}
+        if not keys:
+            return result
+        labels = self.store.labels_of(keys)
+        return replace(result, answers=[replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()})
+                                        for a in result.answers])
 
     def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0):
         """The best proof of a fact (asserted or derived), or None when it does not follow."""
         from .engine.query import why
+        if not isinstance(fact, (str, Triple)):
+            raise ValidationError(f"why takes fact text or a Triple, got {type(fact).__name__}")
         t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
         state = self._state()
         return why(t, state.graph, state.rules, limits=limits, alternatives=alternatives)
 
-    def search(self, text: str, **options):
+    def search(self, text: str, *, profile="kb-balanced", caller=None, as_of=None, role: str | None = None,
+               decompose: bool | None = None, alignment=None, features=None):
         """Retrieve knowledge units for free text through a profile (``kb-fast``, ``kb-balanced``,
-        ``kb-thinkingdb``); see :func:`thinkingdb.retrieval.pipeline.search` for the options."""
+        ``kb-thinkingdb`` or a :class:`~thinkingdb.retrieval.profiles.Profile`) for a ``caller`` (None: an
+        anonymous caller who sees public units only) on date ``as_of``; see
+        :func:`thinkingdb.retrieval.pipeline.search` for every option."""
         from .retrieval.pipeline import search
-        return search(self, text, **options)
+        if not isinstance(text, str):
+            raise ValidationError(f"search takes text (str), got {type(text).__name__}")
+        return search(self, text, profile=profile, caller=caller, as_of=as_of, role=role, decompose=decompose,
+                      alignment=alignment, features=features)
 
     def provenance(self, fact: str | Triple) -> list[dict]:
         """Every source, line and unit an asserted fact came from."""

@@ -56,13 +56,23 @@ def cmd_ingest(args) -> int:
             kb.store.set_symbol_mode(args.symbols)
         rejects = args.rejects or (args.db + ".rejects.jsonl" if args.skip_invalid else None)
         report = kb.ingest(args.files, skip_invalid=args.skip_invalid, rejects_path=rejects,
-                           progress=None if not args.quiet else False)
+                           progress=None if not args.quiet else False, format=args.format,
+                           delimiter=_delimiter(args.delimiter), columns=args.columns, header=args.header,
+                           literals=args.literals)
     text = (f"ingested {report.facts:,} facts, {report.units:,} units, {report.rules} rules, "
             f"{report.declarations} declarations, {report.aliases} aliases from {len(report.sources)} file(s)")
     if report.rejected:
         text += f"; {report.rejected} rejected record(s) written to {report.rejects_path}"
+    if report.notes:
+        text += "; " + ", ".join(f"{what}: {n:,}" for what, n in report.notes)
     _emit(args, report.to_json(), None if args.quiet else text)
     return EXIT_OK
+
+
+def _delimiter(text: str | None) -> str | None:
+    """``--delimiter``: one character, or a name for the ones a shell makes awkward."""
+    names = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+    return None if text is None else names.get(text.lower(), text)
 
 
 def _display(kb, labels: dict, key: str) -> str:
@@ -193,9 +203,20 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
         return add_command(sub, [common], name, help, example, func)
 
-    p = command("ingest", "ingest .tdb, .tsv, .jsonl, .md/.markdown and .txt files into the store, atomically",
+    p = command("ingest", "ingest .tdb, .tsv, .csv, .jsonl, .md/.markdown, .txt and RDF (.nt, .ttl, .nq, .trig, .jsonld) files "
+                "into the store, atomically",
                 "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for standard input (with --format)")
+    p.add_argument("--format", metavar="TYPE", help="file type instead of the extension: tdb, tsv, csv, jsonl, md, "
+                   "txt, nt, ttl, nq, trig, jsonld (needed for -)")
+    p.add_argument("--delimiter", metavar="CHAR", help="CSV/TSV field delimiter (a character, or tab, comma, "
+                   "semicolon, pipe, space)")
+    p.add_argument("--columns", metavar="SPEC", help="CSV/TSV columns in order, e.g. s,r,o,confidence or o,-,s,r "
+                   "(- skips a column)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="the first CSV/TSV row is (or is not) a header row (default: detected)")
+    p.add_argument("--literals", choices=("symbols", "skip"), default="symbols",
+                   help="RDF literals become symbols (default) or are skipped and counted")
     p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
     p.add_argument("--symbols", choices=("iris", "folded"), help="symbol mode of a new store: IRIs and CURIEs kept "
                    "exactly (iris, the default) or folded like words (see docs/ingest.md)")

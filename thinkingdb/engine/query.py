@@ -60,6 +60,7 @@ class Answer:
     bindings: dict[str, str]
     score: float
     _make: Callable[[], Proof | tuple[Proof, ...]] = field(repr=False, compare=False)
+    labels: dict[str, str] = field(default_factory=dict, compare=False)  # variable name -> display label
 
     @property
     def proof(self) -> Proof | tuple[Proof, ...]:
@@ -71,8 +72,11 @@ class Answer:
 
     def to_json(self) -> dict:
         p = self.proof
-        return {"bindings": dict(self.bindings), "score": self.score,
-                "proof": [x.to_json() for x in p] if isinstance(p, tuple) else p.to_json()}
+        out = {"bindings": dict(self.bindings), "score": self.score,
+               "proof": [x.to_json() for x in p] if isinstance(p, tuple) else p.to_json()}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,13 @@ class QueryResult:
 
     def to_json(self) -> dict:
         return {"answers": [a.to_json() for a in self.answers], "truncated": self.truncated}
+
+    def __iter__(self):
+        """The answers, best first."""
+        return iter(self.answers)
+
+    def __len__(self) -> int:
+        return len(self.answers)
 
 
 def _view_for(query: Query, g: FactGraph, rules, limits: Limits, alternatives: int, goal_directed: bool):

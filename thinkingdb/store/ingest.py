@@ -9,6 +9,7 @@ replaces what it contributed before.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -22,8 +23,8 @@ from ..normalize import Vocabulary, relation_key, symbol_key
 from ..progress import Progress
 from .markdown import read_markdown, read_text
 from .fields import access_misspelling, check_region, check_tags
-from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, Reject, _check_date, _decode, _reject,  # noqa: F401
-                      read_whole)
+from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, ReadOptions, Reject, _check_date, _decode,  # noqa: F401
+                      _reject, is_header, read_whole)
 from .sqlite import Store, Unit
 
 # -- .tdb --------------------------------------------------------------------------------------------
@@ -184,22 +185,6 @@ def _split_tsv(text: str, parts: list[str], source: str, line_no: int) -> Reject
     except ValidationError as exc:
         return _reject(source, line_no, col, str(exc), text)
     return _reject(source, line_no, col, "invalid line", text)  # pragma: no cover - defensive
-
-
-HEADER_WORDS = frozenset({"subject", "relation", "object", "confidence", "predicate", "property", "s", "r", "p",
-                          "o", "c", "source", "target", "head", "tail", "from", "to", "weight", "score", "label"})
-"""Column names that make a first row a header row."""
-
-
-def is_header(fields: Sequence[str]) -> bool:
-    """Whether a first row names columns rather than holding a fact: every field is a column name.
-
-    >>> is_header(["subject", "relation", "object"]), is_header(["Source", "Predicate", "Target", "Weight"])
-    (True, True)
-    >>> is_header(["nginx", "depends_on", "openssl"]), is_header(["subject", "is_a", "object"])
-    (False, False)
-    """
-    return 3 <= len(fields) and all(f.strip().strip('"').casefold() in HEADER_WORDS for f in fields)
 
 
 def read_tsv(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
@@ -458,29 +443,47 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     yield batch
 
 
-def read_rdf(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+def read_rdf(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None) -> Iterator[Batch]:
     """N-Triples, Turtle, N-Quads, TriG or JSON-LD through pyoxigraph (see :mod:`thinkingdb.store.rdf`)."""
     from .rdf import read_rdf as reader
-    return reader(path, source, vocab)
+    return reader(path, source, vocab, literals=(options or ReadOptions()).literals)
 
 
-READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".jsonl": read_jsonl, ".md": read_markdown,
-                              ".markdown": read_markdown, ".txt": read_text, ".nt": read_rdf, ".ttl": read_rdf,
-                              ".nq": read_rdf, ".trig": read_rdf, ".jsonld": read_rdf}
+def read_csv(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None) -> Iterator[Batch]:
+    """CSV (or TSV read with options) through the :mod:`csv` module (see :mod:`thinkingdb.store.delimited`)."""
+    from .delimited import read_delimited
+    return read_delimited(path, source, vocab, options, "\t" if _extension(path, options) == ".tsv" else ",")
+
+
+READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".csv": read_csv, ".jsonl": read_jsonl,
+                              ".md": read_markdown, ".markdown": read_markdown, ".txt": read_text, ".nt": read_rdf,
+                              ".ttl": read_rdf, ".nq": read_rdf, ".trig": read_rdf, ".jsonld": read_rdf}
 """Readers by file extension."""
 
 
-def reader_for(path: str) -> Reader:
-    """The reader for a file name, by extension.
+def _extension(path: str, options: ReadOptions | None) -> str:
+    if options is not None and options.format:
+        return "." + options.format.lower().lstrip(".")
+    return os.path.splitext(path)[1].lower()
 
-    >>> reader_for("notes.md").__name__, reader_for("edges.TSV").__name__
-    ('read_markdown', 'read_tsv')
+
+def reader_for(path: str, options: ReadOptions | None = None) -> Reader:
+    """The reader for a file: by ``options.format`` when given, else by extension.
+
+    >>> reader_for("notes.md").__name__, reader_for("edges.TSV").__name__, reader_for("-", ReadOptions(format="nt"))
+    ('read_markdown', 'read_tsv', functools.partial(<function read_rdf ...>, options=ReadOptions(format='nt', ...)))
     """
-    ext = os.path.splitext(path)[1].lower()
+    ext = _extension(path, options)
     if ext not in READERS:
         raise IngestError([Diagnostic(path, 0, 0, f"unsupported file type {ext or '(none)'!r}; supported: "
-                                      + ", ".join(sorted(READERS)))])
-    return READERS[ext]
+                                      + ", ".join(sorted(READERS)) + ("" if ext or path != "-" else
+                                      " (standard input needs a --format)"))])
+    reader = READERS[ext]
+    if reader is read_tsv and options is not None and options.delimited:
+        reader = read_csv
+    if reader in (read_csv, read_rdf) and options is not None:
+        return functools.partial(reader, options=options)
+    return reader
 
 
 @dataclass(frozen=True)
@@ -504,7 +507,7 @@ class IngestReport:
 
 
 def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, rejects_path: str | None = None,
-           progress: bool | None = False) -> IngestReport:
+           progress: bool | None = False, options: ReadOptions | None = None) -> IngestReport:
     """Ingest files into ``store`` in one transaction; see the module docstring for the contract.
 
     A refused ingest raises :class:`IngestError` with every diagnostic and leaves the store file exactly
@@ -516,34 +519,69 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
     >>> with Store(os.path.join(d, "kb.sqlite")) as st:
     ...     ingest(st, [os.path.join(d, "a.tsv")]).to_json()["facts"], [str(f.triple) for f in st.facts()]
     (1, ['nginx depends_on openssl'])
+
+    ``-`` reads standard input (its type from ``options.format``), recorded as source ``<stdin>``.
     """
+    if paths.count("-") > 1:
+        raise IngestError([Diagnostic("-", 0, 0, "standard input can be read only once")])
     for p in paths:
-        if not os.path.isfile(p):
+        if p != "-" and not os.path.isfile(p):
             raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
-        reader_for(p)
+        reader_for(p, options)
+    spooled = None
     try:
-        return _ingest(store, paths, skip_invalid, rejects_path, progress)
+        if "-" in paths:
+            spooled = _spool_stdin(_extension("-", options))
+        files = [(spooled if p == "-" else p, STDIN if p == "-" else os.path.normpath(p)) for p in paths]
+        return _ingest(store, files, skip_invalid, rejects_path, progress, options)
     except BaseException:
         store.discard()  # only when this Store object created the file and nothing was ever committed
         raise
+    finally:
+        if spooled is not None:
+            os.remove(spooled)
 
 
-def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path: str | None,
-            progress: bool | None) -> IngestReport:
+def ingest_as(store: Store, path: str, source: str, *, options: ReadOptions | None = None) -> IngestReport:
+    """Ingest one file under another source name (``kb.add_text`` writes text to a temporary file)."""
+    reader_for(path, options)
+    try:
+        return _ingest(store, [(path, source)], False, None, False, options)
+    except BaseException:
+        store.discard()
+        raise
+
+
+STDIN = "<stdin>"
+"""The source name of what ``-`` read."""
+
+
+def _spool_stdin(ext: str) -> str:
+    """Standard input copied to a temporary file (the readers seek, count bytes and read twice)."""
+    import shutil
+    import sys
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=ext, prefix="thinkingdb-stdin-")
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out)
+    return path
+
+
+def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, rejects_path: str | None,
+            progress: bool | None, options: ReadOptions | None = None) -> IngestReport:
     vocab = store.vocabulary()
     totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
     notes: dict[str, int] = {}
     rejects: list[Reject] = []
     with store.transaction():
-        for path in paths:
-            source = os.path.normpath(path)
-            kind = os.path.splitext(path)[1].lstrip(".").lower()
+        for path, source in files:
+            kind = _extension(path, options).lstrip(".")
             if store.has_source(source):
                 store.retract_source(source)
             origin = store.source_id(source, kind)
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
             records = 0
-            for batch in reader_for(path)(path, source, vocab):
+            for batch in reader_for(path, options)(path, source, vocab):
                 _check_units(store, batch)
                 rejects.extend(batch.rejects)
                 for what, n in batch.notes.items():
@@ -564,7 +602,7 @@ def _ingest(store: Store, paths: Sequence[str], skip_invalid: bool, rejects_path
             for r in rejects:
                 fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
     return IngestReport(totals["units"], totals["facts"], len(rejects), totals["rules"], totals["declarations"],
-                        totals["aliases"], tuple(os.path.normpath(p) for p in paths),
+                        totals["aliases"], tuple(source for _, source in files),
                         rejects_path if rejects else None, tuple(sorted(notes.items())))
 
 

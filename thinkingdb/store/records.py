@@ -65,6 +65,47 @@ class Batch:
 Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """How to read the files of one ingest, beyond what their extension says.
+
+    ``format``: a file type (``tsv``, ``csv``, ``nt``, ...) used instead of the extension (needed for
+    ``-``, standard input); ``delimiter``, ``columns`` (see :mod:`thinkingdb.store.delimited`) and
+    ``header`` (None: detected) for CSV and TSV; ``literals`` (``symbols`` or ``skip``) for RDF.
+    """
+
+    format: str | None = None
+    delimiter: str | None = None
+    columns: str | None = None
+    header: bool | None = None
+    literals: str = "symbols"
+
+    def __post_init__(self) -> None:
+        if self.literals not in ("symbols", "skip"):
+            raise ValidationError(f"literals must be 'symbols' or 'skip', got {self.literals!r}")
+
+    @property
+    def delimited(self) -> bool:
+        """Whether a TSV file needs the general CSV reader (a delimiter, columns or header was given)."""
+        return self.delimiter is not None or self.columns is not None or self.header is not None
+
+
+HEADER_WORDS = frozenset({"subject", "relation", "object", "confidence", "predicate", "property", "s", "r", "p",
+                          "o", "c", "source", "target", "head", "tail", "from", "to", "weight", "score", "label"})
+"""Column names that make a first row a header row."""
+
+
+def is_header(fields: Sequence[str]) -> bool:
+    """Whether a first row names columns rather than holding a fact: every field is a column name.
+
+    >>> is_header(["subject", "relation", "object"]), is_header(["Source", "Predicate", "Target", "Weight"])
+    (True, True)
+    >>> is_header(["nginx", "depends_on", "openssl"]), is_header(["subject", "is_a", "object"])
+    (False, False)
+    """
+    return 3 <= len(fields) and all(f.strip().strip('"').casefold() in HEADER_WORDS for f in fields)
+
+
 def _reject(source: str, line: int, column: int, reason: str, record: str) -> Reject:
     return Reject(Diagnostic(source, line, column, reason, record[:200], column), record)
 

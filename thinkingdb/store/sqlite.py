@@ -199,6 +199,8 @@ class Store:
         if self._discarded:
             self._discarded = self._closed = False
             self._open()
+        elif self._closed:
+            raise StoreError(f"{self.path}: the store is closed")
         return self._conn
 
     def _init(self, readonly: bool) -> None:
@@ -456,6 +458,17 @@ class Store:
         row = self.conn.execute("SELECT confidence FROM facts WHERE subject = ? AND relation = ? AND object = ?",
                                 (t.subject, t.relation, t.object)).fetchone()
         return None if row is None else row[0]
+
+    def labels_of(self, keys) -> dict[str, str]:
+        """The display labels of some symbol keys (as :meth:`labels` gives them; keys without one are left out)."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            out.update((k, lab) for k, lab, _ in self.conn.execute(
+                f"SELECT key, label, min(origin) FROM symbols WHERE key IN ({','.join('?' * len(part))}) "
+                "GROUP BY key", part))
+        return out
 
     def labels(self) -> dict[str, str]:
         """Display label per symbol key: the one given by the earliest source still present."""
