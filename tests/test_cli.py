@@ -188,7 +188,7 @@ def test_query_plain_pattern_and_exit_codes(kb, capsys):
 def test_query_conjunction_over_asserted_facts(kb, capsys):
     code, out, _ = run(capsys, "--db", kb, "query", "? ?a uses ?b, ?b provides ?c.", "--format", "tsv")
     assert code == 0
-    assert out == "achilleside\tploinky\tsandboxing\t0.95\n"
+    assert out == "a\tb\tc\tscore\nachilleside\tploinky\tsandboxing\t0.95\n"
 
 
 def test_worked_example_scores(kb, capsys):

@@ -136,7 +136,19 @@ def test_stdin_rdf_and_csv(tmp_path, monkeypatch):
         assert kb.store.fact_rows() == [("x", "r", "y", 1.0)]
 
 
-def test_stdin_needs_a_format(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("data,rows", [
+    (b"# deps\nNginx dependsOn OpenSSL.\n", [("nginx", "depends_on", "openssl", 1.0)]),  # .tdb
+    (b"nginx\tdependsOn\topenssl\t0.5\n", [("nginx", "depends_on", "openssl", 0.5)]),  # a tab: TSV
+])
+def test_stdin_without_a_format_is_told_by_its_first_line(tmp_path, monkeypatch, data, rows):
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["--db", db, "-q", "ingest", "-"]) == 0
+    with open_kb(db) as kb:
+        assert kb.store.fact_rows() == rows
+
+
+def test_stdin_read_twice_is_refused(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", _Stdin(b"a r b.\n"))
-    assert main(["--db", str(tmp_path / "kb.sqlite"), "ingest", "-"]) == 2
-    assert "--format" in capsys.readouterr().err
+    assert main(["--db", str(tmp_path / "kb.sqlite"), "ingest", "-", "-"]) == 2
+    assert "only once" in capsys.readouterr().err

@@ -88,7 +88,7 @@ def test_search_answers_what_the_cli_prints(served, capsys, profile):
     text = "why is AchillesIDE relevant for secure execution"
     got = call(client, "post", "/search", {"text": text, "profile": profile, "as_of": AS_OF}, tokens["auditor"]).json()
     want = run_cli(capsys, "--db", db, "--json", "search", text, "--profile", profile, "--caller-tags",
-                   "claims:west", "audit:gold", "--region", "WEST", "--as-of", AS_OF)
+                   "claims:west,audit:gold", "--region", "WEST", "--as-of", AS_OF)
     assert got["results"] == want["results"] and got["results"]
     assert _no_timings(got["trace"]) == _no_timings(want["trace"])
 

@@ -8,23 +8,44 @@ keeps a proof for every derived fact; BM25 and hyperdimensional lanes turn free 
 'secure_execution'
 """
 
-from .api import DEFAULT_LIMITS, KnowledgeBase, open_kb
-from .errors import (Diagnostic, IngestError, LaneIndexError, LimitError, ParseError, ProfileError, QueryError,
-                     StoreError, ThinkingDBError, ValidationError)
-from .language import compile_source, parse_fact, parse_query
-from .model import (Atom, Declaration, Fact, Limits, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
-                    QueryPattern, Rule, Triple, Var)
-from .normalize import Vocabulary, relation_key, symbol_key
-from .store.access import Caller
-from .engine.closure import ClosureResult, closure
-from .engine.graph import FactGraph
-from .retrieval.profiles import Profile, get_profile, load_profile_file, profile_names
-from .engine.proofs import Proof
-from .engine.query import Answer, QueryResult, why
-from .retrieval.pipeline import Result, SearchResult, search
-from .store.sqlite import Store, Unit
+import importlib
 
-open = open_kb  # noqa: A001  - ``thinkingdb.open(path)`` is the documented entry point
+# The public names and the modules that define them, imported on first use (PEP 562), so that
+# ``import thinkingdb.errors`` or ``thinkingdb --help`` does not load the engine, lark or numpy.
+_LAZY = {
+    "api": ("DEFAULT_LIMITS", "KnowledgeBase", "open_kb"),
+    "errors": ("Diagnostic", "IngestError", "LaneIndexError", "LimitError", "ParseError", "ProfileError", "QueryError",
+               "StoreError", "ThinkingDBError", "ValidationError"),
+    "language": ("compile_source", "parse_fact", "parse_query"),
+    "model": ("Atom", "Declaration", "Fact", "Limits", "PathAlt", "PathInv", "PathRel", "PathRepeat", "PathSeq",
+              "Query", "QueryPattern", "Rule", "Triple", "Var"),
+    "normalize": ("Vocabulary", "relation_key", "symbol_key"),
+    "store.access": ("Caller",),
+    "engine.closure": ("ClosureResult", "closure"),
+    "engine.graph": ("FactGraph",),
+    "retrieval.profiles": ("Profile", "get_profile", "load_profile_file", "profile_names"),
+    "engine.proofs": ("Proof",),
+    "engine.query": ("Answer", "QueryResult", "why"),
+    "retrieval.pipeline": ("Result", "SearchResult", "search"),
+    "store.sqlite": ("Store", "Unit"),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str):
+    if name == "open":  # ``thinkingdb.open(path)`` is the documented entry point
+        value = __getattr__("open_kb")
+    elif name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module 'thinkingdb' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

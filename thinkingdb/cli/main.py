@@ -37,9 +37,10 @@ def _emit(args, payload: dict, text: str | None = None) -> None:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
-def _open(args):
+def _open(args, create: bool = False):
+    """The knowledge base of ``--db``; only a writing command creates a missing store."""
     from ..api import KnowledgeBase
-    return KnowledgeBase(args.db, default_rules=not getattr(args, "no_default_rules", False))
+    return KnowledgeBase(args.db, create=create, default_rules=not getattr(args, "no_default_rules", False))
 
 
 def _limits(args) -> Limits:
@@ -51,7 +52,7 @@ def _limits(args) -> Limits:
 
 # -- commands -------------------------------------------------------------------------------------------
 def cmd_ingest(args) -> int:
-    with _open(args) as kb:
+    with _open(args, create=True) as kb:
         if args.symbols:
             kb.store.set_symbol_mode(args.symbols)
         rejects = args.rejects or (args.db + ".rejects.jsonl" if args.skip_invalid else None)
@@ -97,6 +98,8 @@ def cmd_query(args) -> int:
             sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         elif fmt == "tsv":
             out = sys.stdout
+            if not args.no_header:
+                out.write("\t".join(variables + ["score"]) + "\n")
             for a in result.answers:
                 out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
         else:
@@ -183,6 +186,28 @@ def _add_bounds(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")
 
 
+class _Version(argparse.Action):
+    """``--version``: read from the installed package's metadata only when asked."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            text = version("thinkingdb")
+        except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
+            text = "unknown (not installed)"
+        sys.stdout.write(f"thinkingdb {text}\n")
+        raise _Exit(EXIT_OK)
+
+
+class _Exit(Exception):
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
@@ -198,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"the store file (default {DEFAULT_PATH}, or $THINKINGDB_DB)")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
@@ -230,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score an answer by its best proof, or combine up to K proofs as 1-prod(1-s)")
     p.add_argument("-k", type=int, default=5, metavar="K", help="proofs combined by --aggregate noisy-or (default 5)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N answers")
+    p.add_argument("--no-header", action="store_true", help="TSV without its header row (variables, score)")
     _add_bounds(p)
 
     p = command("why", "print the proof of one fact (asserted or derived)",
@@ -266,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not hasattr(args, name):
                 setattr(args, name, default)
         return args.func(args)
+    except _Exit as exc:
+        return exc.code
     except _UsageError as exc:
         sys.stderr.write(f"{exc}\n(see thinkingdb --help)\n")
         return EXIT_BAD_INPUT

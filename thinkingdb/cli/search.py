@@ -44,6 +44,15 @@ def _features(path):
     return data
 
 
+def tag_list(text: str) -> list[str]:
+    """``--caller-tags a,b``: one option value, so the query text after it is never taken for a tag.
+
+    >>> tag_list("support:eu, sales")
+    ['support:eu', 'sales']
+    """
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 def cmd_search(args) -> int:
     from ..api import KnowledgeBase
     from ..retrieval.pipeline import search
@@ -98,6 +107,12 @@ def cmd_index(args) -> int:
     return 0
 
 
+def unknown_case_ids(kb, cases) -> list[str]:
+    """The required and forbidden unit ids of ``cases`` that the store does not hold, sorted."""
+    named = {u for c in cases for u in (*c.required, *c.forbidden)}
+    return sorted(u for u in named if kb.store.unit(u) is None)
+
+
 def cmd_eval(args) -> int:
     from ..api import KnowledgeBase
     from ..retrieval.evaluate import evaluate, load_cases
@@ -109,6 +124,10 @@ def cmd_eval(args) -> int:
     if args.min_recall is not None and not 0.0 <= args.min_recall <= 1.0:  # also refuses nan
         raise ValidationError(f"--min-recall must be a number in [0, 1], got {args.min_recall}")
     with KnowledgeBase(args.db, create=False) as kb:
+        unknown = unknown_case_ids(kb, cases)
+        if unknown:  # a typo in a case file would otherwise read as a retrieval failure
+            sys.stderr.write(f"thinkingdb: warning: {len(unknown)} unit id(s) named by the cases are not in the store: "
+                             + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else "") + "\n")
         report = evaluate(kb, cases, profiles, k=args.k, min_recall=args.min_recall)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
@@ -138,7 +157,8 @@ def register(sub, common) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--profile", default="kb-balanced", choices=profile_names(), help="built-in profile")
     g.add_argument("--profile-file", metavar="F.toml", help="a custom profile in TOML")
-    p.add_argument("--caller-tags", nargs="*", metavar="TAG", help="the caller's acl tags")
+    p.add_argument("--caller-tags", type=tag_list, action="extend", metavar="TAG[,TAG...]",
+                   help="the caller's acl tags, comma-separated or the option repeated")
     p.add_argument("--region", metavar="R", help="the caller's region")
     p.add_argument("--as-of", metavar="DATE", help="validity date YYYY-MM-DD (default today)")
     p.add_argument("--budget-tokens", type=int, metavar="N",
@@ -164,7 +184,8 @@ def register(sub, common) -> None:
     g.add_argument("--profile", default="kb-thinkingdb", choices=profile_names(),
                    help="prepare the lanes of this profile (default kb-thinkingdb: all of them)")
     g.add_argument("--profile-file", metavar="F.toml", help="a custom profile in TOML")
-    p.add_argument("--caller-tags", nargs="*", metavar="TAG", help="the caller's acl tags (whose BM25 view to build)")
+    p.add_argument("--caller-tags", type=tag_list, action="extend", metavar="TAG[,TAG...]",
+                   help="the caller's acl tags (whose BM25 view to build), comma-separated or repeated")
     p.add_argument("--region", metavar="R", help="the caller's region")
     p.add_argument("--as-of", metavar="DATE", help="validity date YYYY-MM-DD (default today)")
     p.set_defaults(func=cmd_index)

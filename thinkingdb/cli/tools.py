@@ -1,4 +1,4 @@
-"""Command-line tools for sources: ``lint``, ``normalize`` and ``retract``.
+"""Command-line tools for sources: ``lint``, ``normalize``, ``retract``, ``sources`` and ``example``.
 
 :func:`register` adds them to the main parser (``thinkingdb.cli.main`` calls it). Each handler takes the
 parsed arguments (with ``db``, ``json`` and ``quiet``) and returns the exit code; with ``--json`` it prints
@@ -14,13 +14,11 @@ import os
 import sys
 
 from .commands import add_command
-from ..store.canonical import normalize_file
 from ..errors import IngestError, StoreError
-from ..store.lint import lint_files
 from ..normalize import Vocabulary
 from ..store.sqlite import Store
 
-__all__ = ["cmd_lint", "cmd_normalize", "cmd_retract", "register"]
+__all__ = ["cmd_example", "cmd_lint", "cmd_normalize", "cmd_retract", "cmd_sources", "register"]
 
 
 def _print(args, payload: dict, text: str | None) -> None:
@@ -46,7 +44,11 @@ def _vocabulary(paths) -> Vocabulary | None:
 
 
 def cmd_lint(args) -> int:
-    """``lint FILE...``: 0 when clean, 1 when there are findings."""
+    """``lint FILE...``: 0 when clean, 1 when there are findings, 2 when a file cannot be read."""
+    missing = [p for p in args.files if not os.path.isfile(p)]
+    if missing:
+        raise IngestError(f"{missing[0]}: {'no such file' if not os.path.exists(missing[0]) else 'not a regular file'}")
+    from ..store.lint import lint_files
     findings = lint_files(args.files, _vocabulary(args.vocab))
     text = "\n".join(f.render() for f in findings)
     if not findings:
@@ -59,8 +61,11 @@ def cmd_lint(args) -> int:
 
 
 def cmd_normalize(args) -> int:
-    """``normalize FILE [-o OUT]``: rewrite in canonical form (in place unless ``-o``; ``-o -``: stdout)."""
-    out = args.output
+    """``normalize FILE [-o OUT | -i]``: the canonical form on stdout, into OUT, or in place with ``-i``."""
+    if args.in_place and args.output:
+        raise IngestError("normalize: -i (rewrite FILE) and -o (write OUT) exclude each other")
+    out = args.output or (None if args.in_place else "-")
+    from ..store.canonical import normalize_file
     text = normalize_file(args.file, out, _vocabulary(args.vocab))
     if out == "-" and not getattr(args, "json", False):
         sys.stdout.write(text)
@@ -93,6 +98,48 @@ def cmd_retract(args) -> int:
     return 0
 
 
+def cmd_sources(args) -> int:
+    """``sources``: every ingested source with its kind, time and record count."""
+    if not os.path.exists(args.db):
+        raise StoreError(f"{args.db}: no such store; run `thinkingdb ingest` first")
+    with Store(args.db, create=False, readonly=True) as store:
+        rows = store.sources()
+    text = "\n".join(f"{r['source']}\t{r['kind']}\t{r['records']}\t{r['ingested_at']}" for r in rows)
+    if not args.no_header and rows:
+        text = "source\tkind\trecords\tingested_at\n" + text
+    _print(args, {"sources": rows}, text or "no sources")
+    return 0
+
+
+EXAMPLES = ("software", "units")
+"""The examples shipped inside the package (``thinkingdb/data/examples``)."""
+
+
+def example_text(name: str) -> str:
+    """The text of a shipped example (``software`` is ``.tdb``, ``units`` is ``.jsonl``).
+
+    >>> example_text("software").startswith("#")
+    True
+    """
+    from importlib.resources import files
+    folder = files("thinkingdb") / "data" / "examples"
+    for entry in folder.iterdir():
+        if entry.name.rsplit(".", 1)[0] == name:
+            return entry.read_text(encoding="utf-8")
+    raise IngestError(f"no example {name!r}; the examples are: {', '.join(EXAMPLES)}")
+
+
+def cmd_example(args) -> int:
+    """``example [NAME]``: print a shipped example (to pipe into ``ingest -``), or list them."""
+    if not args.name:
+        _print(args, {"examples": list(EXAMPLES)}, "\n".join(f"{n}\tthinkingdb example {n} | thinkingdb ingest - "
+                                                               f"--format {'tdb' if n == 'software' else 'jsonl'}"
+                                                               for n in EXAMPLES))
+        return 0
+    sys.stdout.write(example_text(args.name))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | None = None) -> None:
     """Add ``lint``, ``normalize`` and ``retract`` to the subparsers of the main parser."""
     parents = [common] if common is not None else []
@@ -105,12 +152,21 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | 
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
 
-    p = command("normalize", "rewrite a .tdb or .tsv file in canonical sorted form (keys, aliases, merged duplicates)",
-                "thinkingdb normalize facts.tdb -o facts.canonical.tdb", cmd_normalize)
+    p = command("normalize", "print a .tdb or .tsv file in canonical sorted form (keys, aliases, merged duplicates)",
+                "thinkingdb normalize facts.tdb -o facts.canonical.tdb   (or -i to rewrite facts.tdb)", cmd_normalize)
     p.add_argument("file", metavar="FILE")
-    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of rewriting FILE ('-': stdout)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of standard output ('-': stdout)")
+    p.add_argument("-i", "--in-place", action="store_true", help="rewrite FILE itself")
     p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
 
     p = command("retract", "remove everything a source file contributed (facts, units, rules), atomically",
                 "thinkingdb --db kb.sqlite retract notes/security.md", cmd_retract)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="the file name as it was ingested")
+
+    p = command("sources", "list the ingested sources (name, kind, records, time) as TSV with a header",
+                "thinkingdb --db kb.sqlite sources --json", cmd_sources)
+    p.add_argument("--no-header", action="store_true", help="TSV without its header row")
+
+    p = command("example", "print a shipped example (or list them), e.g. to pipe into ingest",
+                "thinkingdb example software | thinkingdb ingest - --format tdb", cmd_example)
+    p.add_argument("name", nargs="?", choices=EXAMPLES, metavar="NAME", help=f"one of {', '.join(EXAMPLES)}")

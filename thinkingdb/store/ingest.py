@@ -26,6 +26,7 @@ from .fields import access_misspelling, check_region, check_tags
 from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, ReadOptions, Reject, _check_date, _decode,  # noqa: F401
                       _reject, is_header, read_whole)
 from .sqlite import Store, Unit
+from .stdin import STDIN, sniff, spool_stdin  # noqa: F401
 
 # -- .tdb --------------------------------------------------------------------------------------------
 try:  # the language's one-line fact syntax, shared so the fast path reads exactly what the parser reads
@@ -520,18 +521,20 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
     ...     ingest(st, [os.path.join(d, "a.tsv")]).to_json()["facts"], [str(f.triple) for f in st.facts()]
     (1, ['nginx depends_on openssl'])
 
-    ``-`` reads standard input (its type from ``options.format``), recorded as source ``<stdin>``.
+    ``-`` reads standard input, recorded as source ``<stdin>``; its type is ``options.format`` or, without
+    one, told from its first line (:func:`sniff`).
     """
     if paths.count("-") > 1:
         raise IngestError([Diagnostic("-", 0, 0, "standard input can be read only once")])
     for p in paths:
         if p != "-" and not os.path.isfile(p):
             raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
-        reader_for(p, options)
+        if p != "-" or (options is not None and options.format):
+            reader_for(p, options)
     spooled = None
     try:
         if "-" in paths:
-            spooled = _spool_stdin(_extension("-", options))
+            spooled = spool_stdin(_extension("-", options) if options is not None and options.format else None)
         files = [(spooled if p == "-" else p, STDIN if p == "-" else os.path.normpath(p)) for p in paths]
         return _ingest(store, files, skip_invalid, rejects_path, progress, options)
     except BaseException:
@@ -550,21 +553,6 @@ def ingest_as(store: Store, path: str, source: str, *, options: ReadOptions | No
     except BaseException:
         store.discard()
         raise
-
-
-STDIN = "<stdin>"
-"""The source name of what ``-`` read."""
-
-
-def _spool_stdin(ext: str) -> str:
-    """Standard input copied to a temporary file (the readers seek, count bytes and read twice)."""
-    import shutil
-    import sys
-    import tempfile
-    fd, path = tempfile.mkstemp(suffix=ext, prefix="thinkingdb-stdin-")
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out)
-    return path
 
 
 def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, rejects_path: str | None,
