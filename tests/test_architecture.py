@@ -23,7 +23,7 @@ LAYERS = {
     "thinkingdb.model": 2, "thinkingdb.normalize": 2, "thinkingdb.stratify": 2, "thinkingdb.language": 3,
     "thinkingdb.engine": 4, "thinkingdb.store": 4,
     "thinkingdb.retrieval": 5,
-    "thinkingdb.api": 6,
+    "thinkingdb.api": 6, "thinkingdb.spark": 6,
     "thinkingdb.cli": 7, "thinkingdb.serve": 7,
     "thinkingdb": 8,  # the package's __init__: the public surface re-exports everything
 }

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Sequence
 
-from . import search as search_commands, serve as serve_commands, tools
+from . import materialize, search as search_commands, serve as serve_commands, tools
 from ..errors import ThinkingDBError, translate
 from .commands import add_command
 from ..model import Limits
@@ -162,6 +162,14 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
+    if args.format == "parquet":   # a folder, the input layout of `materialize`
+        if not args.output or args.output == "-":
+            raise _UsageError("export --format parquet writes a folder: give it with -o DIR")
+        from ..spark.materialize import write_facts_parquet
+        with _open(args) as kb:
+            n = write_facts_parquet(kb.store.fact_rows(), args.output)
+        _emit(args, {"output": args.output, "format": "parquet", "facts": n}, None)
+        return EXIT_OK
     with _open(args) as kb:
         text = kb.export(args.format, header=not args.no_header)
     if args.output and args.output != "-":
@@ -272,11 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("export", "export the facts as JSON Lines, TSV, Graphviz DOT or GraphML",
                 "thinkingdb export --format graphml -o kb.graphml", cmd_export)
-    p.add_argument("--format", choices=("jsonl", "tsv", "nt", "ttl", "dot", "graphml"), required=True)
+    p.add_argument("--format", choices=("jsonl", "tsv", "nt", "ttl", "dot", "graphml", "parquet"), required=True,
+                   help="parquet writes a folder for `materialize` (spark extra)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output ('-': stdout)")
     p.add_argument("--no-header", action="store_true", help="TSV without its header row")
 
-    for register in (search_commands.register, tools.register, serve_commands.register):  # commands beside their features
+    for register in (search_commands.register, tools.register, serve_commands.register,
+                     materialize.register):  # commands beside their features
         register(sub, common)
     return parser
 

@@ -1,0 +1,11 @@
+"""The closure past one machine: the rules' semi-naive rounds run as Spark DataFrame joins
+(optional extra ``thinkingdb[spark]``; docs/distributed.md).
+
+Nothing here partitions, shuffles, spills or retries by itself: Spark does. The module adds the plan
+(:func:`~thinkingdb.spark.executor.rule_plans`) and the exact scoring and tie-breaking of the
+in-process engine, whose answers are the reference.
+"""
+
+from .executor import JoinPlan, RoundStats, SparkClosure, rule_plans, spark_closure
+
+__all__ = ["JoinPlan", "RoundStats", "SparkClosure", "rule_plans", "spark_closure"]
