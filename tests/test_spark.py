@@ -28,7 +28,7 @@ from thinkingdb.engine.graph import FactGraph  # noqa: E402
 from thinkingdb.engine.rules import compile_declarations  # noqa: E402
 from thinkingdb.errors import IngestError, ValidationError  # noqa: E402
 from thinkingdb.model import Atom, Declaration, Fact, Limits, Rule, Var  # noqa: E402
-from thinkingdb.spark import rule_plans, spark_closure  # noqa: E402
+from thinkingdb.spark import spark_closure  # noqa: E402
 
 UNBOUNDED = Limits(max_depth=None, max_nodes=None, max_derived=None, timeout_ms=None)
 
@@ -117,13 +117,19 @@ def test_generated_programs_equal_the_reference(spark, progs, max_depth):
     assert run.truncated == truncated
 
 
-def test_plans_start_once_at_every_premise():
-    x, y, z, w = Var("x"), Var("y"), Var("z"), Var("w")
-    r = Rule("k", (Atom(x, "a", y), Atom(z, "c", w), Atom(y, "b", z)), Atom(x, "h", w))
-    plans = rule_plans(r)
-    assert [p.start for p in plans] == [0, 1, 2]
-    # from premise 0 the join goes to premise 2 (shares ?y) before premise 1 (shares nothing yet)
-    assert plans[0].order == (2, 1)
+def test_rounds_run_the_shared_plan(spark):
+    """Round 1 reads every fact; round 2 reads only the deltas of the relations that changed, one
+    pipeline per premise on a changed relation (the plan of thinkingdb.engine.plan, which the columnar
+    engine runs too)."""
+    fs = [Fact("a", "p", "b"), Fact("b", "p", "c"), Fact("c", "p", "d"), Fact("x", "q", "y")]
+    x, y, z = Var("x"), Var("y"), Var("z")
+    rules = (Rule("tc", (Atom(x, "p", y), Atom(y, "p", z)), Atom(x, "p", z)),
+             Rule("qq", (Atom(x, "q", y),), Atom(y, "q", x)))
+    run = spark_closure(spark, frame(spark, fs), rules)
+    assert [r.new for r in run.rounds] == [3, 1]        # a-c, b-d, y-x; then a-d
+    assert "tc [all]" in run.rounds[0].plan and "qq [all]" in run.rounds[0].plan
+    second = run.rounds[1].plan.splitlines()[1:]
+    assert sorted(line.split(":")[0].strip() for line in second) == ["qq [delta q]", "tc [delta p]", "tc [delta p]"]
 
 
 # -- the command line: export a store, materialize on both engines, compare ----------------------------

@@ -2,10 +2,10 @@
 (optional extra ``thinkingdb[spark]``; docs/distributed.md).
 
 Nothing here partitions, shuffles, spills or retries by itself: Spark does. The module adds the plan
-(:func:`~thinkingdb.spark.executor.rule_plans`) and the exact scoring and tie-breaking of the
+(:mod:`thinkingdb.engine.plan`, shared with the in-process columnar engine) and the exact scoring and tie-breaking of the
 in-process engine, whose answers are the reference.
 """
 
-from .executor import JoinPlan, RoundStats, SparkClosure, rule_plans, spark_closure
+from .executor import RoundStats, SparkClosure, spark_closure
 
-__all__ = ["JoinPlan", "RoundStats", "SparkClosure", "rule_plans", "spark_closure"]
+__all__ = ["RoundStats", "SparkClosure", "spark_closure"]

@@ -3,9 +3,10 @@ in-process engine (:mod:`thinkingdb.engine.closure`), with partitioning, shuffle
 retries left to Spark.
 
 The state is one DataFrame of known facts ``(s, r, o, score, depth, asserted, rule, prem)``, with
-canonical keys as strings. Round 1 fires every rule over the asserted facts; round *d* > 1 fires, for
-every rule and every premise whose relation changed in round *d - 1*, the rule with that premise
-drawn from the round's delta and the others from the known facts (:func:`rule_plans`). Per head the
+canonical keys as strings. Each round runs the plan of :mod:`thinkingdb.engine.plan`, the same plan the
+in-process columnar engine runs: round 1 fires every rule over the asserted facts; round *d* > 1 fires,
+for every rule and every premise whose relation changed in round *d - 1*, the rule with that premise
+drawn from the round's delta and the others from the known facts, joined in the planner's order. Per head the
 best candidate wins: highest score, then lowest depth, then the canonical order (rule name, then the
 premise keys compared as strings), exactly as the in-process engine breaks ties. A candidate enters
 when its fact is new, or improves a derived fact's score strictly; an asserted fact is never
@@ -22,54 +23,39 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from ..errors import ValidationError
+from ..engine.plan import Pipeline, Program, plan_round
 from ..model import Atom, Rule, Var
 
-__all__ = ["JoinPlan", "RoundStats", "SparkClosure", "rule_plans", "spark_closure"]
-
-
-@dataclass(frozen=True, slots=True)
-class JoinPlan:
-    """One way to evaluate a rule in a round: premise ``start`` from the delta (or, in round 1, the
-    asserted facts), then the other premises joined in ``order``, each on the variables it shares with
-    what is bound already (a cross join where it shares none)."""
-
-    rule: Rule
-    start: int
-    order: tuple[int, ...]
-
-
-def rule_plans(rule: Rule) -> tuple[JoinPlan, ...]:
-    """One plan per choice of the delta premise; the others follow, those sharing the most bound
-    variables first (then rule order), so a cross join is the last resort.
-
-    >>> from thinkingdb.model import Atom, Rule, Var
-    >>> x, y, z = Var("x"), Var("y"), Var("z")
-    >>> r = Rule("t", (Atom(x, "p", y), Atom(y, "p", z)), Atom(x, "p", z))
-    >>> [(p.start, p.order) for p in rule_plans(r)]
-    [(0, (1,)), (1, (0,))]
-    """
-    plans = []
-    for start in range(len(rule.premises)):
-        bound = set(rule.premises[start].variables())
-        rest = [i for i in range(len(rule.premises)) if i != start]
-        order = []
-        while rest:
-            best = max(rest, key=lambda i: (len(bound & set(rule.premises[i].variables())), -i))
-            rest.remove(best)
-            order.append(best)
-            bound |= set(rule.premises[best].variables())
-        plans.append(JoinPlan(rule, start, tuple(order)))
-    return tuple(plans)
+__all__ = ["RoundStats", "SparkClosure", "spark_closure"]
 
 
 @dataclass(frozen=True, slots=True)
 class RoundStats:
-    """One round: facts new or improved in it, candidates considered, seconds taken."""
+    """One round: facts new or improved in it, seconds taken, and the plan it ran (one line per pipeline)."""
 
     round: int
     new: int
     improved: int
     seconds: float
+    plan: str = ""
+
+
+class _Sizes:
+    """What the planner asks about the known facts, from counts the rounds collect anyway (no extra
+    Spark job): facts per relation; fanout is not counted (taken as 1), so joins on a bound variable
+    are ordered by relation size only."""
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+
+    def size(self, relation: str) -> int:
+        return self.sizes.get(relation, 0)
+
+    def fanout(self, relation: str, end: int) -> float:
+        return 1.0
+
+    def matches(self, atom: Atom) -> int:
+        return self.size(atom.relation)
 
 
 def _check_rules(rules: tuple[Rule, ...]) -> None:
@@ -98,7 +84,8 @@ class SparkClosure:
                             F.lit(None).cast("string").alias("rule"),
                             F.lit(None).cast("array<struct<s:string,r:string,o:string>>").alias("prem")))
         self.known = asserted.localCheckpoint()
-        self.plans = [p for rule in self.rules for p in rule_plans(rule)]
+        self.program = Program.of(self.rules)
+        self.sizes = {row["r"]: row["n"] for row in self.known.groupBy("r").agg(F.count("*").alias("n")).collect()}
         self.rounds: list[RoundStats] = []
         self.truncated: str | None = None
 
@@ -122,13 +109,13 @@ class SparkClosure:
                 cols.append(F.col(pos).alias(f"v_{t.name}"))
         return d.select(*cols)
 
-    def _fire(self, plan: JoinPlan, start_df):
+    def _fire(self, pipeline: Pipeline, start_df):
         F = self.F
-        rule = plan.rule
-        acc = self._atom(start_df, rule.premises[plan.start], plan.start)
-        bound = set(rule.premises[plan.start].variables())
-        for i in plan.order:
-            atom = rule.premises[i]
+        rule = self.program.rules[pipeline.rule].rule
+        acc = self._atom(start_df, pipeline.start.atom, pipeline.start.premise)
+        bound = set(pipeline.start.atom.variables())
+        for step in pipeline.steps:   # check / by_subject / by_object: a join on the shared variables
+            atom, i = step.atom, step.premise
             right = self._atom(self.known, atom, i)
             shared = sorted({v.name for v in atom.variables()} & {v.name for v in bound})
             acc = acc.join(right, on=[f"v_{n}" for n in shared], how="inner") if shared else acc.crossJoin(right)
@@ -149,26 +136,22 @@ class SparkClosure:
                           term(head.object).alias("o"), score.alias("score"), (depth + 1).alias("depth"),
                           F.lit(rule.name).alias("rule"), prem.alias("prem"))
 
-    def _candidates(self, delta, delta_rels: set[str] | None):
-        """Every derivation of the round (``delta`` None: round 1 over the asserted facts), best per head."""
+    def _candidates(self, rnd: int, delta, delta_rels: dict[str, int] | None):
+        """Every derivation of round ``rnd`` (``delta`` None: round 1 over the asserted facts), best per
+        head, and the round's plan."""
         from pyspark.sql import Window
 
         F = self.F
-        parts = []
-        for plan in self.plans:
-            if delta is None:
-                if plan.start == 0:
-                    parts.append(self._fire(plan, self.known))
-            elif plan.rule.premises[plan.start].relation in delta_rels:
-                parts.append(self._fire(plan, delta))
+        plan = plan_round(self.program, rnd, _Sizes(self.sizes), delta_rels)
+        parts = [self._fire(pl, self.known if delta is None else delta) for pl in plan.pipelines]
         if not parts:
-            return None
+            return None, plan
         cands = parts[0]
         for p in parts[1:]:
             cands = cands.unionByName(p)
         w = Window.partitionBy("s", "r", "o").orderBy(F.col("score").desc(), F.col("depth").asc(),
                                                       F.col("rule").asc(), F.col("prem").asc())
-        return cands.withColumn("_k", F.row_number().over(w)).where(F.col("_k") == 1).drop("_k")
+        return cands.withColumn("_k", F.row_number().over(w)).where(F.col("_k") == 1).drop("_k"), plan
 
     def _admit(self, best):
         """The candidates that enter: new facts, and strict improvements of derived ones."""
@@ -185,25 +168,30 @@ class SparkClosure:
         delta, delta_rels, rnd = None, None, 0
         while True:
             if self.max_depth is not None and rnd >= self.max_depth:
-                probe = self._candidates(delta, delta_rels)
+                probe, _ = self._candidates(rnd + 1, delta, delta_rels)
                 if probe is not None and not self._admit(probe).limit(1).rdd.isEmpty():
                     self.truncated = "depth"
                 break
             t0 = time.perf_counter()
-            best = self._candidates(delta, delta_rels)
+            best, plan = self._candidates(rnd + 1, delta, delta_rels)
             if best is None:
                 break
             admitted = self._admit(best).localCheckpoint()
-            counts = {row["_improved"]: row["n"] for row in admitted.groupBy("_improved").agg(F.count("*").alias("n")).collect()}
+            counts = admitted.groupBy("r", "_improved").agg(F.count("*").alias("n")).collect()
             rnd += 1
             if not counts:
                 break
             admitted = admitted.drop("_improved")
             keys = admitted.select("s", "r", "o")
             self.known = self.known.join(keys, on=["s", "r", "o"], how="left_anti").unionByName(admitted).localCheckpoint()
-            delta = admitted
-            delta_rels = {row["r"] for row in admitted.select("r").distinct().collect()}
-            stats = RoundStats(rnd, counts.get(False, 0), counts.get(True, 0), time.perf_counter() - t0)
+            delta, delta_rels = admitted, {}
+            for row in counts:
+                delta_rels[row["r"]] = delta_rels.get(row["r"], 0) + row["n"]
+                if not row["_improved"]:
+                    self.sizes[row["r"]] = self.sizes.get(row["r"], 0) + row["n"]
+            new = sum(row["n"] for row in counts if not row["_improved"])
+            stats = RoundStats(rnd, new, sum(row["n"] for row in counts) - new, time.perf_counter() - t0,
+                               plan.describe())
             self.rounds.append(stats)
             if self.on_round is not None:
                 self.on_round(stats)
