@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | 
     p.add_argument("--out", required=True, metavar="DIR", help="the output folder (derived facts as Parquet)")
     p.add_argument("--engine", choices=("spark", "local"), default="spark",
                    help="spark (needs the spark extra) or local (the in-process reference engine)")
-    p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2]; '' = what spark-submit set)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
     p.add_argument("--rules", action="append", metavar="FILE", help=".tdb file of rules and declarations (repeatable)")
     p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")

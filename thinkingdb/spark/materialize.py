@@ -90,12 +90,14 @@ def materialize(inputs: str, out: str, rules: tuple[Rule, ...], vocab: Vocabular
 
 
 def spark_session(master: str, conf: dict[str, str]):
-    """A Spark session for ``master`` with quiet logs and no console progress bar (we print rounds)."""
+    """A Spark session for ``master`` (``""``: the master spark-submit configured) with quiet logs and
+    no console progress bar (the rounds are printed instead)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ValidationError("the Spark engine needs the spark extra: pip install 'thinkingdb[spark]'") from exc
-    builder = (SparkSession.builder.master(master).appName("thinkingdb-materialize")
+    builder = SparkSession.builder if not master else SparkSession.builder.master(master)
+    builder = (builder.appName("thinkingdb-materialize")
                .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false"))
     if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local workers run this interpreter (with thinkingdb importable); on a cluster the
