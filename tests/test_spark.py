@@ -132,6 +132,13 @@ def test_rounds_run_the_shared_plan(spark):
     assert sorted(line.split(":")[0].strip() for line in second) == ["qq [delta q]", "tc [delta p]", "tc [delta p]"]
 
 
+def test_negation_is_refused_by_name(spark):
+    x, y = Var("x"), Var("y")
+    rule = Rule("lacks", (Atom(x, "requires", y),), Atom(x, "lacks", y), negated=(Atom(x, "has", y),))
+    with pytest.raises(ValidationError, match="lacks.*negated premises are not supported by the Spark engine"):
+        spark_closure(spark, frame(spark, [Fact("a", "requires", "b")]), (rule,))
+
+
 # -- the command line: export a store, materialize on both engines, compare ----------------------------
 def run_cli(*argv) -> int:
     return main(list(argv))
