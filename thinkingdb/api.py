@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .errors import QueryError, ThinkingDBError, ValidationError, translate
+from .errors import QueryError, StoreError, ThinkingDBError, ValidationError, translate
 from .store.ingest import IngestReport, ingest as _ingest
 from .language import compile_source, parse_fact, parse_query
 from .model import Declaration, Fact, Limits, Query, Rule, Triple
@@ -37,9 +37,23 @@ def default_rule_program():
 
 @dataclass
 class _Cache:
+    """Everything read from the store at one generation, in one read transaction."""
+
     generation: int
     graph: object
-    rules: tuple[Rule, ...]
+    rules: tuple[Rule, ...]                      # public rules, compiled declarations included
+    unit_rules: tuple[tuple[Rule, str], ...]     # rules of restricted units, with the unit's id
+    units: list
+    facts: object                                # retrieval.lanes.FactAccess
+
+    @property
+    def all_rules(self) -> tuple[Rule, ...]:
+        return self.rules + tuple(r for r, _ in self.unit_rules if r not in self.rules)
+
+    def rules_for(self, visible) -> tuple[Rule, ...]:
+        """The rules a caller may use: the public ones and those of the units ``visible(id)`` accepts."""
+        extra = tuple(r for r, u in self.unit_rules if visible(u) and r not in self.rules)
+        return self.rules + extra if extra else self.rules
 
 
 class KnowledgeBase:
@@ -225,20 +239,30 @@ class KnowledgeBase:
 
     # -- reasoning -----------------------------------------------------------------------------------
     def _state(self) -> _Cache:
+        """The store's content at one generation: facts, rules, units and who asserted what are read
+        in one read transaction, so a unit written meanwhile is in all of them or in none."""
+        self._check_open()
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
             from .engine.rules import compile_declarations
-            graph = self._open_graph()
+            from .retrieval.lanes import FactAccess
+            with self.store.reading():
+                gen = self.store.current_generation()
+                graph = self._open_graph()
+                stored = self.store.rule_rows()
+                decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
+                units = list(self.store.units())
+                facts = FactAccess(self.store)
             rules: list[Rule] = []
-            decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
             if self.default_rules:
                 prog = default_rule_program()
                 rules += [r for r, _ in prog.rules]
                 decls += [d for d, _ in prog.declarations]
-            rules += self.store.rules() + list(self._extra_rules)
+            rules += [r for r, u in stored if u is None] + list(self._extra_rules)
             decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
             rules += list(compile_declarations(decls))
-            self._cache = _Cache(gen, graph, tuple(rules))
+            self._cache = _Cache(gen, graph, tuple(rules), tuple((r, u) for r, u in stored if u is not None),
+                                 units, facts)
         return self._cache
 
     def _open_graph(self):
@@ -253,33 +277,53 @@ class KnowledgeBase:
         graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
         return graph
 
+    def _check_open(self) -> None:
+        if self.store._closed and not self.store._discarded:
+            raise StoreError(f"{self.path}: the knowledge base is closed")
+
     @property
     def graph(self):
-        """The in-memory :class:`~thinkingdb.engine.graph.FactGraph` of asserted facts."""
+        """The in-memory :class:`~thinkingdb.engine.graph.FactGraph` of every asserted fact.
+
+        This is the file owner's raw view, like :attr:`store`: it applies no caller's access rules.
+        The methods that answer a caller (query, why, search, provenance, labels, export) do.
+        """
         return self._state().graph
 
     @property
     def rules(self) -> tuple[Rule, ...]:
-        """Every rule in force: stored, default library, extra files, and compiled declarations."""
-        return self._state().rules
+        """Every rule in force (the owner's raw view, restricted units' rules included)."""
+        return self._state().all_rules
+
+    def view(self, caller=None, as_of=None):
+        """What ``caller`` (a :class:`~thinkingdb.store.access.Caller`, a dict, or None: anonymous)
+        may use on ``as_of`` (default today): a :class:`~thinkingdb.retrieval.lanes.CallerView` with
+        the visible fact graph, the rules and the visible-unit test (docs/access.md)."""
+        from .retrieval.lanes import lanes_for
+        from .retrieval.pipeline import _caller
+        from .store.access import parse_date
+        lanes = lanes_for(self)
+        return lanes.caller_view(_caller(caller), parse_date(as_of))
 
     def parse_query(self, text: str) -> Query:
         return parse_query(text, self.store.vocabulary())
 
     def query(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
-              max_answers: int | None = None):
-        """Answer a query (patterns, conjunctions, property paths) over asserted and derived facts."""
+              max_answers: int | None = None, caller=None, as_of=None):
+        """Answer a query (patterns, conjunctions, property paths) over the asserted and derived facts
+        ``caller`` may see on ``as_of`` (None: an anonymous caller, who sees public facts only)."""
         from .engine.query import evaluate
-        if not isinstance(query, (str, Query)):
-            raise ValidationError(f"query takes query text or a Query, got {type(query).__name__}")
-        q = self.parse_query(query) if isinstance(query, str) else query
-        state = self._state()
+        q = self._parsed(query, self.parse_query, Query, "query")
+        _check_limits(limits)
+        v = self.view(caller, as_of)
         try:
-            result = evaluate(q, state.graph, state.rules, limits=limits, aggregate=aggregate, k=k,
+            result = evaluate(q, v.graph, v.rules, limits=limits, aggregate=aggregate, k=k,
                               max_answers=max_answers)
         except ThinkingDBError:
             raise
-        except (ValueError, KeyError) as exc:
+        except RecursionError:
+            raise QueryError("the query is nested too deeply to evaluate") from None
+        except (ValueError, KeyError, TypeError) as exc:
             raise QueryError(str(exc)) from exc
         return self._labelled(result)
 
@@ -293,14 +337,26 @@ class KnowledgeBase:
         return replace(result, answers=[replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()})
                                         for a in result.answers])
 
-    def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0):
-        """The best proof of a fact (asserted or derived), or None when it does not follow."""
+    def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0, caller=None,
+            as_of=None):
+        """The best proof of a fact from what ``caller`` may see (None: anonymous), or None when it
+        does not follow."""
         from .engine.query import why
-        if not isinstance(fact, (str, Triple)):
-            raise ValidationError(f"why takes fact text or a Triple, got {type(fact).__name__}")
-        t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
-        state = self._state()
-        return why(t, state.graph, state.rules, limits=limits, alternatives=alternatives)
+        t = self._parsed(fact, lambda x: parse_fact(x, self.store.vocabulary()), Triple, "fact")
+        _check_limits(limits)
+        v = self.view(caller, as_of)
+        return why(t, v.graph, v.rules, limits=limits, alternatives=alternatives)
+
+    def _parsed(self, value, parse, kind: type, what: str):
+        self._check_open()
+        if isinstance(value, str):
+            try:
+                return parse(value)
+            except RecursionError:
+                raise QueryError(f"the {what} is nested too deeply to parse") from None
+        if isinstance(value, kind):
+            return value
+        raise ValidationError(f"a {what} must be a string or a {kind.__name__}, got {type(value).__name__}")
 
     def search(self, text: str, *, profile="kb-balanced", caller=None, as_of=None, role: str | None = None,
                decompose: bool | None = None, alignment=None, features=None):
@@ -314,41 +370,47 @@ class KnowledgeBase:
         return search(self, text, profile=profile, caller=caller, as_of=as_of, role=role, decompose=decompose,
                       alignment=alignment, features=features)
 
-    def provenance(self, fact: str | Triple) -> list[dict]:
-        """Every source, line and unit an asserted fact came from."""
-        t = parse_fact(fact, self.store.vocabulary()) if isinstance(fact, str) else fact
-        return self.store.provenance(t)
+    def provenance(self, fact: str | Triple, *, caller=None, as_of=None) -> list[dict]:
+        """Every source, line and unit an asserted fact came from, as far as ``caller`` may see."""
+        t = self._parsed(fact, lambda x: parse_fact(x, self.store.vocabulary()), Triple, "fact")
+        v = self.view(caller, as_of)
+        return [row for row in self.store.provenance(t) if row["unit_id"] is None or v.visible(row["unit_id"])]
 
-    def labels(self) -> dict[str, str]:
-        return self.store.labels()
+    def labels(self, *, caller=None, as_of=None) -> dict[str, str]:
+        """Display labels of the symbols ``caller`` may see."""
+        v = self.view(caller, as_of)
+        return v.labels
 
     def stats(self) -> dict:
+        self._check_open()
         return self.store.stats()
 
     # -- export ----------------------------------------------------------------------------------------
-    def to_networkx(self):
-        """A ``networkx.MultiDiGraph``: nodes are symbol keys with a ``label``; edges carry
-        ``relation`` and ``confidence``."""
+    def to_networkx(self, *, caller=None, as_of=None):
+        """A ``networkx.MultiDiGraph`` of the facts ``caller`` may see: nodes are symbol keys with a
+        ``label``; edges carry ``relation`` and ``confidence``."""
         import networkx as nx
         g = nx.MultiDiGraph()
-        labels = self.store.labels()
-        for s, r, o, c in sorted(self.store.fact_rows()):
+        v = self.view(caller, as_of)
+        labels = v.labels
+        for s, r, o, c in v.fact_rows():
             for n in (s, o):
                 if n not in g:
                     g.add_node(n, label=labels.get(n, n))
             g.add_edge(s, o, key=r, relation=r, confidence=c)
         return g
 
-    def export(self, fmt: str, *, header: bool = True) -> str:
-        """The facts as ``jsonl``, ``tsv``, ``nt`` (N-Triples), ``ttl`` (Turtle), ``dot`` or ``graphml`` text.
+    def export(self, fmt: str, *, header: bool = True, caller=None, as_of=None) -> str:
+        """The facts ``caller`` may see (None: anonymous) as ``jsonl``, ``tsv``, ``nt`` (N-Triples), ``ttl`` (Turtle), ``dot`` or ``graphml`` text.
 
         TSV starts with a header row (``header=False`` leaves it out) and writes each symbol as its
         label where the label is read back as the same key, so labels survive a round trip; N-Triples
         and Turtle keep labels, confidences and declarations (see :mod:`thinkingdb.store.rdfwrite`).
         """
-        rows = sorted(self.store.fact_rows())
+        v = self.view(caller, as_of)
+        rows = v.fact_rows()
         if fmt == "tsv":
-            labels, vocab = self.store.labels(), self.store.vocabulary()
+            labels, vocab = v.labels, self.store.vocabulary()
 
             def shown(key: str) -> str:
                 label = labels.get(key, key)
@@ -358,21 +420,26 @@ class KnowledgeBase:
         if fmt in ("nt", "ttl"):
             from .store.rdfwrite import write_rdf
             buf = io.StringIO()
-            write_rdf(buf, fmt, rows, self.store.labels(), self.store.declarations())
+            write_rdf(buf, fmt, rows, v.labels, self.store.declarations())
             return buf.getvalue()
         if fmt == "jsonl":
-            labels = self.store.labels()
+            labels = v.labels
             return "".join(json.dumps({"subject": s, "relation": r, "object": o, "confidence": c,
                                        "subject_label": labels.get(s, s), "object_label": labels.get(o, o)},
                                       ensure_ascii=False) + "\n" for s, r, o, c in rows)
         if fmt == "graphml":
             import networkx as nx
             buf = io.BytesIO()
-            nx.write_graphml(self.to_networkx(), buf)
+            nx.write_graphml(self.to_networkx(caller=caller, as_of=as_of), buf)
             return buf.getvalue().decode("utf-8")
         if fmt == "dot":
-            return _to_dot(self.to_networkx())
+            return _to_dot(self.to_networkx(caller=caller, as_of=as_of))
         raise QueryError(f"unknown export format {fmt!r}; expected jsonl, tsv, nt, ttl, dot or graphml")
+
+
+def _check_limits(limits) -> None:
+    if not isinstance(limits, Limits):
+        raise ValidationError(f"limits must be a thinkingdb Limits, got {type(limits).__name__}")
 
 
 def _dot_id(text: str) -> str:

@@ -43,6 +43,19 @@ def _open(args, create: bool = False):
     return KnowledgeBase(args.db, create=create, default_rules=not getattr(args, "no_default_rules", False))
 
 
+def _who(args) -> dict:
+    """The caller options of a command as keyword arguments (no options: an anonymous caller)."""
+    from ..store.access import Caller
+    return {"caller": Caller(tags=tuple(args.caller_tags or ()), region=args.region or ""), "as_of": args.as_of}
+
+
+def _add_caller(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("caller (what the answer may draw on; none given: public facts only, docs/access.md)")
+    g.add_argument("--caller-tags", nargs="*", metavar="TAG", help="the caller's acl tags")
+    g.add_argument("--region", metavar="R", help="the caller's region")
+    g.add_argument("--as-of", metavar="DATE", help="validity date YYYY-MM-DD (default today)")
+
+
 def _limits(args) -> Limits:
     from ..api import DEFAULT_LIMITS
     return Limits(max_depth=args.max_depth, max_nodes=args.max_nodes,
@@ -85,10 +98,10 @@ def cmd_query(args) -> int:
         for path in args.rules or ():
             kb.add_rules_file(path)
         result = kb.query(args.query, limits=_limits(args), aggregate=args.aggregate, k=args.k,
-                          max_answers=args.limit)
+                          max_answers=args.limit, **_who(args))
         q = kb.parse_query(args.query)
         variables = [v.name for v in q.variables()]
-        labels = kb.labels() if args.format == "text" and not args.json else {}
+        labels = kb.labels(**_who(args)) if args.format == "text" and not args.json else {}
         fmt = "json" if args.json else args.format
         if fmt == "json":
             payload = {"answers": [a.to_json() if hasattr(a, "to_json") else
@@ -129,7 +142,7 @@ def cmd_why(args) -> int:
     with _open(args) as kb:
         for path in args.rules or ():
             kb.add_rules_file(path)
-        proof = kb.why(args.fact, limits=_limits(args), alternatives=args.alternatives)
+        proof = kb.why(args.fact, limits=_limits(args), alternatives=args.alternatives, **_who(args))
         fmt = "json" if args.json else args.format
         if proof is None:
             if fmt == "json":
@@ -138,13 +151,13 @@ def cmd_why(args) -> int:
                 sys.stdout.write("does not follow from the facts and rules within the bounds\n")
             return EXIT_NO_ANSWER
         leaves = proof.leaves()
-        prov = {str(t): kb.store.provenance(t) for t in leaves}
+        prov = {str(t): kb.provenance(t, **_who(args)) for t in leaves}
         if fmt == "json":
             sys.stdout.write(json.dumps({"proof": proof.to_json(), "provenance": prov}, ensure_ascii=False) + "\n")
         elif fmt == "dot":
-            sys.stdout.write(proof.to_dot(kb.labels()))
+            sys.stdout.write(proof.to_dot(kb.labels(**_who(args))))
         else:
-            sys.stdout.write(proof.to_text(kb.labels()).rstrip("\n") + "\n")
+            sys.stdout.write(proof.to_text(kb.labels(**_who(args))).rstrip("\n") + "\n")
             if args.sources:
                 for fact, rows in prov.items():
                     for row in rows:
@@ -171,7 +184,7 @@ def cmd_export(args) -> int:
         _emit(args, {"output": args.output, "format": "parquet", "facts": n}, None)
         return EXIT_OK
     with _open(args) as kb:
-        text = kb.export(args.format, header=not args.no_header)
+        text = kb.export(args.format, header=not args.no_header, **_who(args))
     if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -266,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, metavar="N", help="at most N answers")
     p.add_argument("--no-header", action="store_true", help="TSV without its header row (variables, score)")
     _add_bounds(p)
+    _add_caller(p)
 
     p = command("why", "print the proof of one fact (asserted or derived)",
                 "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot", cmd_why)
@@ -274,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alternatives", type=int, default=0, metavar="K", help="also keep up to K other proofs")
     p.add_argument("--sources", action="store_true", help="list every file, line and unit each asserted fact came from")
     _add_bounds(p)
+    _add_caller(p)
 
     command("stats", "count facts, symbols, units, rules and sources", "thinkingdb --db kb.sqlite stats --json",
             cmd_stats)
@@ -284,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="parquet writes a folder for `materialize` (spark extra)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output ('-': stdout)")
     p.add_argument("--no-header", action="store_true", help="TSV without its header row")
+    _add_caller(p)
 
     for register in (search_commands.register, tools.register, serve_commands.register,
                      materialize.register):  # commands beside their features

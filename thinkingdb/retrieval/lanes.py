@@ -29,7 +29,8 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from ..errors import ThinkingDBError, translate
 from ..model import Fact, Triple
 from ..progress import Progress
 
-__all__ = ["Lanes", "lanes_for", "VIEW_SLOTS", "FactAccess"]
+__all__ = ["CallerView", "Lanes", "lanes_for", "VIEW_SLOTS", "FactAccess"]
 
 VIEW_SLOTS = 8          # persisted per-view BM25 indexes (slot = fingerprint mod VIEW_SLOTS)
 MEMORY_VIEWS = 8        # per-view indexes and graphs kept in memory
@@ -47,13 +48,37 @@ _CACHE: "weakref.WeakKeyDictionary[Any, Lanes]" = weakref.WeakKeyDictionary()
 
 
 def lanes_for(kb) -> "Lanes":
-    """The lanes of ``kb`` for its current store generation (rebuilt after any write)."""
-    gen = kb.store.current_generation()
+    """The lanes of ``kb`` for its current store generation (rebuilt after any write).
+
+    Units, facts, provenance and rules all come from ``kb``'s one-generation state (read in one
+    read transaction), so a unit written while a search prepares is in every part or in none.
+    """
+    state = kb._state()
     lanes = _CACHE.get(kb)
-    if lanes is None or lanes.generation != gen:
-        lanes = Lanes(kb, gen)
+    if lanes is None or lanes.state is not state:
+        lanes = Lanes(kb, state)
         _CACHE[kb] = lanes
     return lanes
+
+
+@dataclass(frozen=True)
+class CallerView:
+    """What one caller may use on one date: the visible units, fact graph and rules (docs/access.md)."""
+
+    view: View
+    graph: Any
+    rules: tuple
+    visible: Callable[[str], bool]
+    _labels: Callable[[], dict] = field(repr=False, compare=False)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Display labels of the symbols of the visible graph."""
+        return self._labels()
+
+    def fact_rows(self) -> list[tuple[str, str, str, float]]:
+        """The visible asserted facts as sorted ``(subject, relation, object, confidence)`` rows."""
+        return sorted((f.subject, f.relation, f.object, f.confidence) for f in self.graph.facts())
 
 
 def _unit_fields(u) -> dict:
@@ -124,11 +149,12 @@ class FactAccess:
 class Lanes:
     """Lane indexes and views of one knowledge base at one store generation."""
 
-    def __init__(self, kb, generation: int) -> None:
+    def __init__(self, kb, state) -> None:
         from lexical import Tokenizer
         self.kb = kb
-        self.generation = generation
-        self.units = list(kb.store.units())
+        self.state = state
+        self.generation = state.generation
+        self.units = state.units
         self.by_id = {u.id: u for u in self.units}
         self.access = AccessTable(self.units)
         self.tokenizer = Tokenizer()
@@ -136,8 +162,11 @@ class Lanes:
         self._graphs: _LRU = _LRU()
         self._ids_views: _LRU = _LRU()
         self._hdc = None
-        self._matcher = None
-        self._facts: FactAccess | None = None
+        self._matchers: _LRU = _LRU()
+        self._rules: _LRU = _LRU()
+        self._labels: _LRU = _LRU()
+        self._all_labels: dict[str, str] | None = None
+        self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
 
     def _with_progress(self, label: str, items, total: int):
@@ -164,8 +193,9 @@ class Lanes:
             steps.append(("hdc", "hdc", self.hdc))
             steps.append(("view ids", None, lambda: self.view_ids(view)))
         if "closure" in lanes:
-            steps += [("fact graph", None, lambda: self.kb.graph), ("fact provenance", None, lambda: self.facts),
-                      ("view graph", None, lambda: self.graph(view)), ("symbol matcher", None, self.matcher)]
+            steps += [("fact graph", None, lambda: self.state.graph), ("fact provenance", None, lambda: self.facts),
+                      ("view graph", None, lambda: self.graph(view)), ("symbol matcher", None,
+                                                                        lambda: self.matcher(view))]
         out = {}
         for name, key, step in steps:
             t0 = time.perf_counter()
@@ -266,22 +296,49 @@ class Lanes:
         """The visible unit ids of ``view`` (cached: the ``allowed`` filter of the HDC lane)."""
         return self._ids_views.get_or(view.fingerprint, lambda: frozenset(view.visible_ids(self.access.ids)))
 
-    def matcher(self):
-        """The :class:`~thinkingdb.retrieval.expansion.SymbolMatcher` over every symbol and relation of the store
-        (matches are filtered to the caller's graph before use)."""
-        if self._matcher is None:
+    def matcher(self, view: View):
+        """The :class:`~thinkingdb.retrieval.expansion.SymbolMatcher` over the symbols and relations
+        ``view`` may see — built from visible labels only, so a hidden multi-word symbol cannot change
+        which words of a query match (nor, through that, a trace or a score)."""
+        key = "all" if view.everything else view.fingerprint
+
+        def build():
             from .expansion import SymbolMatcher
-            labels = self.kb.labels()
-            relations = set(self.kb.graph.relations()) | {r.head.relation for r in self.kb.rules}
-            self._matcher = SymbolMatcher(sorted(labels), sorted(relations), labels=labels,
-                                          aliases=self.kb.store.vocabulary().aliases)
-        return self._matcher
+            labels = self.labels(view)
+            rules = self.rules(view)
+            graph = self.graph(view)
+            constants = {t for r in rules for a in r.premises + (r.head,) for t in (a.subject, a.object)
+                         if isinstance(t, str)}
+            relations = set(graph.relations()) | {r.head.relation for r in rules}
+            return SymbolMatcher(sorted(set(labels) | constants), sorted(relations), labels=labels,
+                                 aliases=self.kb.store.vocabulary().aliases)
+        return self._matchers.get_or(key, build)
+
+    def labels(self, view: View) -> dict[str, str]:
+        """Labels of the symbols of the graph ``view`` may see."""
+        key = "all" if view.everything else view.fingerprint
+
+        def build():
+            if self._all_labels is None:
+                self._all_labels = self.kb.store.labels()
+            graph = self.graph(view)
+            return {k: v for k, v in self._all_labels.items() if graph.symbol_id(k) is not None}
+        return self._labels.get_or(key, build)
+
+    def rules(self, view: View) -> tuple:
+        """The rules ``view`` may use: public ones and those of its visible restricted units."""
+        key = "all" if view.everything else view.fingerprint
+        return self._rules.get_or(key, lambda: self.state.rules_for(self.visible_unit(view)))
+
+    def caller_view(self, caller, day) -> CallerView:
+        """The :class:`CallerView` of ``caller`` on ``day``."""
+        view = self.access.view(caller, day)
+        return CallerView(view, self.graph(view), self.rules(view), self.visible_unit(view),
+                          lambda: self.labels(view))
 
     # -- facts -------------------------------------------------------------------------------------------
     @property
     def facts(self) -> FactAccess:
-        if self._facts is None:
-            self._facts = FactAccess(self.kb.store)
         return self._facts
 
     def visible_unit(self, view: View):
@@ -296,7 +353,7 @@ class Lanes:
 
     def _graph_build(self, view: View):
         from ..engine.graph import FactGraph
-        full = self.kb.graph
+        full = self.state.graph
         if view.everything:
             return full
         fa, visible = self.facts, self.visible_unit(view)

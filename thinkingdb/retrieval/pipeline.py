@@ -298,7 +298,7 @@ def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
     from .expansion import expand
     t0 = time.perf_counter()
     graph = lanes.graph(view)
-    matcher = lanes.matcher()
+    matcher = lanes.matcher(view)
     facts = lanes.facts
     timings["closure_prepare"] = _ms(t0)
     t0 = time.perf_counter()
@@ -309,7 +309,7 @@ def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
     timings["seeds"] = _ms(t0)
     t0 = time.perf_counter()
     b = p.closure
-    exp = expand(graph, kb.rules, facts.unit_facts, facts.fact_units, lanes.visible_unit(view), seeds, symbols,
+    exp = expand(graph, lanes.rules(view), facts.unit_facts, facts.fact_units, lanes.visible_unit(view), seeds, symbols,
                  relations, depth=p.expansion_depth, max_nodes=b.max_nodes, max_derived=b.max_derived,
                  timeout_ms=b.timeout_ms, partial_weight=b.partial_weight)
     timings["closure"] = _ms(t0)

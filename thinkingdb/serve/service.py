@@ -264,7 +264,7 @@ class Service:
             view = self._use(snap, caller, day, ("closure",))
             q = snap.kb.parse_query(body["query"])
             try:
-                res = evaluate(q, snap.graph(view), snap.kb.rules, limits=limits,
+                res = evaluate(q, snap.graph(view), snap.lanes.rules(view), limits=limits,
                                aggregate=body.get("aggregate", "best"), k=body.get("k", 5),
                                max_answers=body.get("limit"))
             except ThinkingDBError:
@@ -286,7 +286,7 @@ class Service:
         with self.reading() as snap:
             view = self._use(snap, caller, day, ("closure",))
             t = parse_fact(body["fact"], snap.kb.store.vocabulary())
-            proof = why(t, snap.graph(view), snap.kb.rules, limits=limits, alternatives=body.get("alternatives", 0))
+            proof = why(t, snap.graph(view), snap.lanes.rules(view), limits=limits, alternatives=body.get("alternatives", 0))
             if proof is None:
                 return {"proof": None}
             out = {"proof": proof.to_json(), "provenance": {str(f): snap.provenance(f, view) for f in proof.leaves()}}

@@ -88,13 +88,19 @@ def headings(lines: list[str], skip: set[int] = frozenset()) -> dict[int, tuple[
                 prev_blank, i = True, i + 1
                 continue
             if (line.strip() and prev_blank and i + 1 < n and i + 1 not in skip and _SETEXT.match(lines[i + 1])
-                    and not _ITEM.match(line) and not _SETEXT.match(line)):
+                    and not _ITEM.match(line) and not _SETEXT.match(line) and not _keyish(line)):
                 out[i] = (1 if lines[i + 1].strip()[0] == "=" else 2, line.strip(), i + 1)
                 prev_blank, i = True, i + 2
                 continue
         prev_blank = not line.strip()
         i += 1
     return out
+
+
+def _keyish(line: str) -> bool:
+    """A ``key:`` line of a front-matter key (then ``  -`` under it is a list item, not an underline)."""
+    m = _ANY_KEY.match(line)
+    return m is not None and (m.group(1).lower() in KEYS or access_misspelling(m.group(1)) is not None)
 
 
 def _unquote(text: str, line: int, col: int) -> str:

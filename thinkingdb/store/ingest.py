@@ -610,6 +610,7 @@ def _check_units(store: Store, batch: Batch) -> None:
             keep.append((u, line))
     batch.units = keep
     batch.rows = [r for r in batch.rows if r[5] not in owners]
+    batch.unit_rules = [r for r in batch.unit_rules if r[2] not in owners]
 
 
 def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> None:
@@ -627,6 +628,9 @@ def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> N
     if batch.declarations:
         store.add_declarations((d, src, line) for d, line in batch.declarations)
         totals["declarations"] += len(batch.declarations)
+    if batch.unit_rules:
+        store.add_rules((r, src, line, unit) for r, line, unit in batch.unit_rules)
+        totals["rules"] += len(batch.unit_rules)
     if batch.aliases:
         store.add_aliases((p, r, src, line) for p, r, line in batch.aliases)
         totals["aliases"] += len(batch.aliases)

@@ -169,6 +169,10 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
         batch.rejects.append(_reject(source, min(used or {0}) + 1, 1, "front matter: atlas_id must be one value", ""))
         return batch
     atlas = (atlas or "").strip()
+    restricted = bool(fields.get("acl") or fields.get("region") or fields.get("effective_from")
+                      or fields.get("effective_to"))
+    if restricted:   # the note's own aliases and inverses stay in the note (see _tdb_block)
+        vocab = Vocabulary(dict(vocab.aliases), dict(vocab.inverses))
     base = atlas or source
     extra = {"file": source, **({"atlas_id": atlas} if atlas else {})}
     title = ""
@@ -186,7 +190,7 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
             uid = f"{uid}-{n}"
         pending.append((sec, uid, prose, blocks, claim))
         for first, block in blocks:  # pass 1: tdb blocks, so their aliases also guide extraction
-            _tdb_block(batch, "\n".join(block), source, first, uid, vocab)
+            _tdb_block(batch, "\n".join(block), source, first, uid, vocab, restricted)
         if claim or blocks:
             unit = Unit(uid, topic=topic, claim=claim, source=f"atlas:{atlas}" if atlas else source,
                         chunk=sec.heading, extra=json.dumps({**extra, "heading_line": sec.line}, sort_keys=True),
@@ -202,7 +206,15 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
     return batch
 
 
-def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, vocab: Vocabulary) -> None:
+def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, vocab: Vocabulary,
+               restricted: bool = False) -> None:
+    """Facts, rules, declarations and aliases of one fenced ``tdb`` block of unit ``uid``.
+
+    In a restricted unit (acl, region or validity dates) rules and declarations apply only to callers
+    who can see the unit: they are stored with the unit's id (declarations compiled to their rules).
+    Its aliases and inverse declarations shape how the note itself is read (``vocab`` is then the
+    note's own copy) and are not stored, so they never change how other files or queries are read.
+    """
     shifted = "\n" * (first_line - 1) + text  # diagnostics then carry file line numbers
     try:
         program = compile_source(shifted, source, vocab)
@@ -215,9 +227,16 @@ def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, 
         batch.add_fact(f, line, uid)
     for k, v in program.labels.items():
         batch.labels.setdefault(k, v)
-    batch.rules += program.rules
-    batch.declarations += program.declarations
-    batch.aliases += program.aliases
+    if not restricted:
+        batch.rules += program.rules
+        batch.declarations += program.declarations
+        batch.aliases += program.aliases
+        return
+    from ..engine.rules import compile_declarations
+    batch.unit_rules += [(r, line, uid) for r, line in program.rules]
+    for d, line in program.declarations:
+        if d.kind != "inverse":
+            batch.unit_rules += [(r, line, uid) for r in compile_declarations([d])]
 
 
 def _extract_into(batch: Batch, prose: list[tuple[int, str]], offsets: list[int], source: str,

@@ -43,6 +43,7 @@ class Batch:
     rules: list[tuple[Rule, int]] = field(default_factory=list)
     declarations: list[tuple[Declaration, int]] = field(default_factory=list)
     aliases: list[tuple[str, str, int]] = field(default_factory=list)
+    unit_rules: list[tuple[Rule, int, str]] = field(default_factory=list)  # rules seen only by who sees the unit
     rejects: list[Reject] = field(default_factory=list)
     size: int = 0  # bytes consumed, for the progress bar
     notes: dict[str, int] = field(default_factory=dict)  # counted things the reader did not store as given
@@ -59,7 +60,8 @@ class Batch:
 
     @property
     def records(self) -> int:
-        return len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+        return (len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+                + len(self.unit_rules))
 
 
 Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]

@@ -116,7 +116,7 @@ def _decode_term(t: Any) -> Term:
     return Var(t["var"]) if isinstance(t, dict) else t
 
 
-def rule_to_json(rule: Rule) -> str:
+def rule_to_json(rule: Rule, unit: str | None = None) -> str:
     """A rule as the JSON text stored in the ``rules`` table (round-trips through :func:`rule_from_json`).
 
     >>> r = Rule("r", (Atom(Var("x"), "uses", Var("y")),), Atom(Var("y"), "used_by", Var("x")), 0.5)
@@ -133,6 +133,8 @@ def rule_to_json(rule: Rule) -> str:
            "head": [_encode_term(h.subject), h.relation, _encode_term(h.object)]}
     if rule.negated:
         out["negated"] = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.negated]
+    if unit is not None:   # a rule of a restricted unit: it applies only for callers who see the unit
+        out["unit"] = unit
     return json.dumps(out)
 
 
@@ -199,7 +201,7 @@ class Store:
         if self._discarded:
             self._discarded = self._closed = False
             self._open()
-        elif self._closed:
+        if self._closed:
             raise StoreError(f"{self.path}: the store is closed")
         return self._conn
 
@@ -362,9 +364,11 @@ class Store:
                   "ORDER BY st.rowid")
         return len(rows)
 
-    def add_rules(self, rules: Iterable[tuple[Rule, str, int]]) -> None:
+    def add_rules(self, rules: Iterable[tuple]) -> None:
+        """Rules as ``(rule, source, line)`` or ``(rule, source, line, unit id)`` for a restricted unit's rule."""
         self.conn.executemany("INSERT OR REPLACE INTO rules VALUES (?, ?, ?, ?)",
-                              [(r.name, self.source_id(src), rule_to_json(r), line) for r, src, line in rules])
+                              [(r.name, self.source_id(src), rule_to_json(r, unit[0] if unit else None), line)
+                               for r, src, line, *unit in rules])
 
     def add_declarations(self, decls: Iterable[tuple[Declaration, str, int]]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO declarations VALUES (?, ?, ?, ?, ?)",
@@ -479,6 +483,27 @@ class Store:
         """Rules in force: for each name, the one of the latest source."""
         return [rule_from_json(n, b) for n, b, _ in
                 self.conn.execute("SELECT name, body, max(origin) FROM rules GROUP BY name ORDER BY name")]
+
+    def rule_rows(self) -> list[tuple[Rule, str | None]]:
+        """Rules in force with the unit that scopes each (None: every caller), as :meth:`rules`."""
+        out = []
+        for n, b, _ in self.conn.execute("SELECT name, body, max(origin) FROM rules GROUP BY name ORDER BY name"):
+            out.append((rule_from_json(n, b), json.loads(b).get("unit")))
+        return out
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction: everything read inside sees the store at one generation."""
+        c = self.conn
+        if c.in_transaction:
+            yield
+            return
+        c.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if c.in_transaction:
+                c.execute("COMMIT")
 
     def declarations(self) -> list[Declaration]:
         return [Declaration(r, k, o or None) for r, k, o in
