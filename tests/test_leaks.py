@@ -241,8 +241,8 @@ def test_allowed_caller_does_see(stores):
         answers = {a.bindings["x"] for a in kb.query("? alice knows ?x.", caller=hr, as_of=AS_OF).answers}
         assert {"zxqtags7", "zxqmdblocklist9", "zxqmdblocklist9r"} <= answers
         assert kb.why("alice knows ZXQMDQUOTED9R", caller=hr, as_of=AS_OF) is not None   # a scoped rule
-        assert "zxqregion7" in kb.export("tsv", caller=Caller(region="US"), as_of=AS_OF)
-        assert "zxqpast7" in kb.export("tsv", as_of="2000-06-01")
+        assert "zxqregion7" in kb.export("tsv", caller=Caller(region="US"), as_of=AS_OF).lower()
+        assert "zxqpast7" in kb.export("tsv", as_of="2000-06-01").lower()
         assert "zxq-tags" in kb.search("vault code ZXQTAGS7", caller=hr, as_of=AS_OF).ids()
 
 
