@@ -25,7 +25,7 @@ from .markdown import read_markdown, read_text
 from .fields import access_misspelling, check_region, check_tags
 from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, ReadOptions, Reject, _check_date, _decode,  # noqa: F401
                       _reject, is_header, read_whole)
-from .sqlite import Store, Unit
+from .sqlite import Store, StoreCreatedElsewhere, Unit
 from .stdin import STDIN, sniff, spool_stdin  # noqa: F401
 
 # -- .tdb --------------------------------------------------------------------------------------------
@@ -512,7 +512,9 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
     """Ingest files into ``store`` in one transaction; see the module docstring for the contract.
 
     A refused ingest raises :class:`IngestError` with every diagnostic and leaves the store file exactly
-    as it was; if the ``Store`` object had just created the file, the file is removed again.
+    as it was; a store this ``Store`` object was creating never appears. Another process writing the
+    same store is waited for; if it created the same new store at the same moment, the ingest runs
+    again on that store (the writer protocol of :mod:`thinkingdb.store.locking`).
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
@@ -536,9 +538,15 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
         if "-" in paths:
             spooled = spool_stdin(_extension("-", options) if options is not None and options.format else None)
         files = [(spooled if p == "-" else p, STDIN if p == "-" else os.path.normpath(p)) for p in paths]
-        return _ingest(store, files, skip_invalid, rejects_path, progress, options)
+        for attempt in range(3):
+            try:
+                return _ingest(store, files, skip_invalid, rejects_path, progress, options)
+            except StoreCreatedElsewhere:   # another process created the same new store: run on it
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
     except BaseException:
-        store.discard()  # only when this Store object created the file and nothing was ever committed
+        store.discard()  # only a store this object was creating, never committed
         raise
     finally:
         if spooled is not None:
@@ -557,11 +565,11 @@ def ingest_as(store: Store, path: str, source: str, *, options: ReadOptions | No
 
 def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, rejects_path: str | None,
             progress: bool | None, options: ReadOptions | None = None) -> IngestReport:
-    vocab = store.vocabulary()
     totals = dict(units=0, facts=0, rules=0, declarations=0, aliases=0)
     notes: dict[str, int] = {}
     rejects: list[Reject] = []
     with store.transaction():
+        vocab = store.vocabulary()   # inside: another writer's aliases committed before this one count
         for path, source in files:
             kind = _extension(path, options).lstrip(".")
             if store.has_source(source):

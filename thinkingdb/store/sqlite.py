@@ -23,11 +23,13 @@ import json
 import os
 import secrets
 import sqlite3
+from urllib.request import pathname2url
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import StoreError
+from .locking import WriterLock, file_id
 from ..model import Atom, Declaration, Fact, Node, Rule, Term, Triple, Var
 from ..normalize import SYMBOL_MODES, Vocabulary
 
@@ -146,6 +148,31 @@ def rule_from_json(name: str, body: str) -> Rule:
                 tuple(atom(a) for a in d.get("negated", ())))
 
 
+class StoreCreatedElsewhere(StoreError):
+    """Two processes created the same new store at once; the one that lost wrote nothing (retry)."""
+
+
+_TABLES = ("sources", "symbols", "facts", "provenance", "units", "rules", "declarations", "aliases",
+           "lane_indexes", "meta")
+
+
+def new_store_path(path: str) -> str:
+    """The private file a new store is built in until its first commit (same directory as ``path``)."""
+    return f"{path}.new-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def _remove_store_files(file: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.remove(file + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def _writable(file: str) -> bool:
+    return os.access(file, os.W_OK) and os.access(os.path.dirname(os.path.abspath(file)) or ".", os.W_OK)
+
+
 def _check_file(path: str) -> bool:
     """True when ``path`` exists and is non-empty; raise if it is not an SQLite file."""
     if not os.path.exists(path):
@@ -183,15 +210,36 @@ class Store:
         self.created = not existed and not os.path.exists(self.path)
         self.readonly = readonly
         self._closed = self._discarded = False
+        # A new store is built in a private file and appears at ``path`` only with its first commit
+        # (see thinkingdb.store.locking): a failed first ingest never shows, nor removes, a file at path.
+        self._pending = new_store_path(self.path) if self.created else None
+        self._lock = WriterLock(self.path)
         self._open()
 
+    @property
+    def file(self) -> str:
+        """The file the connection has open: ``path``, or the private file of a store not yet committed."""
+        return self._pending or self.path
+
     def _open(self) -> None:
-        try:
-            uri = f"file:{os.path.abspath(self.path)}?mode={'ro' if self.readonly else 'rwc'}"
-            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            self._init(self.readonly)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot open store: {exc}") from exc
+        file = self.file
+        if not self.readonly and os.path.exists(file) and not _writable(file):
+            self.readonly = True   # read-only media or permissions: stats, search and queries still work
+        modes = ["ro", "ro&immutable=1"] if self.readonly else ["rwc"]
+        for i, mode in enumerate(modes):
+            try:
+                uri = f"file:{pathname2url(os.path.abspath(file))}?mode={mode}"
+                self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+                self._init(self.readonly)
+                break
+            except sqlite3.DatabaseError as exc:
+                if i + 1 < len(modes) and "unable to open" in str(exc):
+                    continue   # a WAL store in a read-only directory: open it as immutable
+                raise StoreError(f"{self.path}: cannot open store: {exc}") from exc
+        self._lock.close()
+        self._lock = WriterLock(file)
+        self._lock.open()
+        self._id = self._lock.file_id()
         self.generation = self._generation()
         self._stage = False
 
@@ -216,6 +264,9 @@ class Store:
                 raise StoreError(f"{self.path}: empty store")
             c.execute("PRAGMA journal_mode = WAL")
             c.execute("BEGIN IMMEDIATE")
+            if c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:   # another process was first
+                c.execute("ROLLBACK")
+                return self._init(readonly)
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     c.execute(stmt)
@@ -233,6 +284,9 @@ class Store:
         elif version < SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema {version} is older than {SCHEMA_VERSION} and has no migration; "
                              "ingest the sources again into a new store")
+        elif missing := set(_TABLES) - {n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+            raise StoreError(f"{self.path}: a ThinkingDB store without its tables ({', '.join(sorted(missing))}): "
+                             "damaged; refusing to touch it")
         elif not readonly:
             c.execute("PRAGMA journal_mode = WAL")
         # Connection settings, set once here, never inside a transaction.
@@ -242,26 +296,39 @@ class Store:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent). A new store never committed to appears at ``path`` now,
+        empty, unless another process made one there first (see :meth:`discard` for leaving none)."""
         if not self._closed:
             self._closed = True
+            if self._pending:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass
             self._conn.close()
+            self._lock.close()
+            if self._pending:
+                try:
+                    os.link(self._pending, self.path)
+                except OSError:
+                    pass   # another store is there already (or no hard links here): ours was empty
+                _remove_store_files(self._pending)
 
     def discard(self) -> bool:
-        """Close and delete the file if this object created it and nothing was ever committed.
-
-        An ingest that fails into a brand-new store calls this, so no empty store is left behind.
-        Using the store afterwards creates the file again. Returns whether the file was removed.
-        """
-        if not self.created or self._closed or self._generation() != 0:
+        """Close and forget a store this object created and never committed (its private file is
+        removed; nothing was ever at ``path``). Using the store afterwards creates it again. Returns
+        whether there was such a store."""
+        if not self._pending or self._closed:
             return False
-        self.close()
+        self._closed = True
+        self._conn.close()
+        self._lock.close()
+        _remove_store_files(self._pending)
         self._discarded = True
-        for suffix in ("", "-wal", "-shm", "-journal", ".graph", ".graph.lock"):
-            try:
-                os.remove(self.path + suffix)
-            except FileNotFoundError:
-                pass
+        self._pending = new_store_path(self.path)
+        if not os.path.exists(self.path):   # a graph file made for the store that never was
+            for suffix in (".graph", ".graph.lock"):
+                _remove_store_files(self.path + suffix)
         return True
 
     def __enter__(self) -> "Store":
@@ -273,21 +340,35 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All-or-nothing writes; bumps the store generation so cached graphs know to reload."""
+        """All-or-nothing writes under the writer protocol (:mod:`thinkingdb.store.locking`): waits for
+        another writer instead of failing; bumps the store generation so cached graphs reload.
+
+        The first commit of a new store moves it to ``path``; if another process created a store there
+        meanwhile, :class:`StoreCreatedElsewhere` is raised (nothing of this transaction is kept) and
+        the store is reopened on the other process's file, so the caller may simply try again.
+        """
+        if self.readonly:
+            raise StoreError(f"{self.path}: the store is open read-only (read-only media or permissions)")
+        self._writer_lock()
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path}: cannot write: {exc}") from exc
-        try:
-            yield
-            self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-            # a new random token per write: a graph file built from another store state never matches
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
-            self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"{self.path}: cannot write: {exc}") from exc
+            try:
+                yield
+                self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                # a new random token per write: a graph file built from another store state never matches
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            if self._pending:
+                self._publish()
+        finally:
+            self._lock.release()
         self.generation = self._generation()
         if self.graph_file:
             self.refresh_graph()
@@ -300,6 +381,58 @@ class Store:
             build_graph(self)
         except (OSError, sqlite3.Error):
             pass
+
+    def _writer_lock(self) -> None:
+        """Hold the writer lock on the file our connection has open, reopening ``path`` if that file
+        was replaced (a pending store locks nothing: no other process knows its file)."""
+        for _ in range(100):
+            if self._pending:
+                if os.path.exists(self.path):     # another process created the store meanwhile: use it
+                    self._adopt()
+                    continue
+                return
+            got = self._lock.acquire()
+            if got is not None and got == file_id(self.path):
+                return
+            self._lock.release()
+            self._reopen()
+        raise StoreError(f"{self.path}: the store file keeps being replaced; cannot write")
+
+    def _publish(self) -> None:
+        """Move a new store's private file to ``path`` once it holds a commit (never over another)."""
+        tmp = self._pending
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.close()
+        self._lock.close()
+        try:
+            os.link(tmp, self.path)
+        except FileExistsError:
+            _remove_store_files(tmp)
+            self._pending = None
+            self._adopt(reopen_only=True)
+            raise StoreCreatedElsewhere(f"{self.path}: another process created this store at the same time; "
+                                        "nothing was written, try again") from None
+        _remove_store_files(tmp)
+        self._pending = None
+        self._reopen()
+
+    def _adopt(self, reopen_only: bool = False) -> None:
+        if self._pending and not reopen_only:
+            self._conn.close()
+            self._lock.close()
+            _remove_store_files(self._pending)
+            self._pending = None
+        self.created = False
+        self._open()
+
+    def _reopen(self) -> None:
+        try:
+            self._conn.close()
+        except sqlite3.Error:
+            pass
+        self._lock.close()
+        self.created = self.created and self._pending is not None
+        self._open()
 
     def _generation(self) -> int:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -425,10 +558,34 @@ class Store:
         c.execute("DELETE FROM temp.touched")
         return {"facts": facts, "units": units, "provenance": removed}
 
-    def save_index(self, name: str, params: dict, data: bytes) -> None:
-        """Save a lane index blob with its parameters (round-trips through :meth:`load_index`)."""
-        self.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
+    def save_index(self, name: str, params: dict, data: bytes) -> bool:
+        """Save a lane index blob with its parameters (round-trips through :meth:`load_index`).
+
+        Best effort: when another process is writing (or the store is read-only) nothing is saved and
+        False is returned at once — a search never waits behind an ingest to save its index.
+        """
+        row = (name, json.dumps(params, sort_keys=True), data)
+        if self.conn.in_transaction:   # inside the caller's own transaction (which holds the lock)
+            self.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
+                              (*row, self.current_generation()))
+            return True
+        if self.readonly or self._pending or not self._lock.try_acquire():
+            return False
+        try:
+            if self._lock.file_id() != file_id(self.path):
+                return False
+            c = self.conn
+            c.execute("PRAGMA busy_timeout = 0")
+            try:
+                c.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
                           (name, json.dumps(params, sort_keys=True), data, self.current_generation()))
+            except sqlite3.OperationalError:
+                return False
+            finally:
+                c.execute("PRAGMA busy_timeout = 5000")
+            return True
+        finally:
+            self._lock.release()
 
     def load_index(self, name: str) -> tuple[dict, bytes, int] | None:
         """``(params, data, generation)`` of a saved lane index, or None."""

@@ -1,0 +1,135 @@
+"""The writer protocol: one writer at a time per store file, and never into a file that was replaced.
+
+Every write to a store — creating its schema, an ingest, a retract, discarding a store a failed first
+ingest created — happens while holding an exclusive advisory lock (``flock``) on the store file
+itself. After the lock is granted the writer checks that the path still names the file its connection
+has open (same device and inode): if another process discarded that file meanwhile, the writer
+reopens the path (creating the store again) and locks that instead. So:
+
+* a second writer **waits** for the first (up to :data:`WRITE_WAIT_S`) instead of failing with
+  ``database is locked``; hitting the wait bound is a :class:`~thinkingdb.errors.StoreError` that
+  says so;
+* a store is discarded only by the process that created it, only while it holds the lock and the
+  store is still at generation 0, so another process's successful ingest can never be discarded or
+  written into an unlinked file;
+* a search saves its rebuilt index only when the lock is free at once (:meth:`WriterLock.try_acquire`):
+  it never waits behind an ingest.
+
+SQLite's own locks stay in force underneath; the advisory lock only orders whole write commands. On
+systems without ``fcntl`` (Windows) the lock is a no-op and SQLite's busy timeout applies.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "f")
+>>> _ = open(path, "w").close()
+>>> a, b = WriterLock(path), WriterLock(path)
+>>> a.open(); b.open()
+>>> a.acquire(1.0) == file_id(path), b.try_acquire()
+(True, False)
+>>> a.release(); b.try_acquire()
+True
+>>> a.close(); b.close()
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..errors import StoreError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = ["WRITE_WAIT_S", "WriterLock", "file_id"]
+
+WRITE_WAIT_S = 600.0   # how long a writer waits for another writer before giving up
+
+
+def file_id(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of ``path``, or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class WriterLock:
+    """An exclusive ``flock`` on one store file (see the module docstring).
+
+    The lock's file descriptor stays open as long as the store's SQLite connection: closing any
+    descriptor of a file drops every POSIX lock the process holds on it, SQLite's included, so the
+    descriptor is closed (:meth:`close`) only after the connection.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._held = False
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def open(self) -> None:
+        """Open the descriptor on the file ``path`` names now (call right after the connection)."""
+        if self._fd is None and os.path.exists(self.path):
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot lock the store for writing: {exc.strerror}") from None
+
+    def file_id(self) -> tuple[int, int] | None:
+        """``(device, inode)`` of the file the descriptor has open."""
+        if self._fd is None:
+            return None
+        st = os.fstat(self._fd)
+        return st.st_dev, st.st_ino
+
+    def _flock(self, flags: int) -> bool:
+        if fcntl is None:
+            return True
+        try:
+            fcntl.flock(self._fd, flags)
+            return True
+        except BlockingIOError:
+            return False
+
+    def acquire(self, wait_s: float = WRITE_WAIT_S) -> tuple[int, int] | None:
+        """Wait for the lock; the ``(device, inode)`` locked (None: no file is open)."""
+        if self._fd is None:
+            return None
+        if not self._held:
+            deadline = time.monotonic() + wait_s
+            pause = 0.005
+            while not self._flock(fcntl.LOCK_EX | fcntl.LOCK_NB if fcntl else 0):
+                if time.monotonic() > deadline:
+                    raise StoreError(f"{self.path}: another process has been writing to this store for more "
+                                     f"than {wait_s:g} s; try again when it has finished")
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+            self._held = True
+        return self.file_id()
+
+    def try_acquire(self) -> bool:
+        """Take the lock only if it is free now."""
+        if self._fd is None:
+            return False
+        if not self._held:
+            self._held = self._flock(fcntl.LOCK_EX | fcntl.LOCK_NB if fcntl else 0)
+        return self._held
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            if fcntl is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Release and close the descriptor (only after the SQLite connection is closed)."""
+        self.release()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
