@@ -153,6 +153,8 @@ def test_search_every_profile(stores, profile, options):
                 got = a.search(text, profile=profile, caller=caller, as_of=AS_OF, **options).to_json()
                 _no_code(json.dumps(got), f"search {profile} {options} {text!r}", text)
                 want = b.search(text, profile=profile, caller=caller, as_of=AS_OF, **options).to_json()
+                if "time" in {r["trace"]["lanes"].get("closure", {}).get("truncated") for r in (got, want)}:
+                    continue   # a closure cut by its 200 ms budget on a loaded machine: not comparable
                 assert _clean(got) == _clean(want), (profile, options, text)
     _count(f"search {profile}" + "".join(f" +{k}" for k in options) + " (results, proofs, trace)")
 
