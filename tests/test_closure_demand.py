@@ -148,3 +148,26 @@ def test_a_conjunction_passes_its_bindings_on():
     res = evaluate(q, FactGraph(fs), rule_set)
     assert [(a.bindings["y"], a.bindings["z"]) for a in res.answers] == [("b", "c")]
     assert res.stats.derived == 1 and res.stats.nodes == 3   # b t c only; a, b and c in scope
+
+
+def test_the_closure_lane_is_goal_directed():
+    # kb-thinkingdb's closure lane asks for the derived facts touching a query symbol: the chain
+    # achilleside uses ploinky provides sandboxing relevant_for secure_execution is found, and the 200
+    # tools hanging off ploinky by a relation no rule reads are never touched
+    from thinkingdb.retrieval.expansion import expand
+    x, y, z, c, goal = (Var(n) for n in ("x", "y", "z", "c", "g"))
+    rule_set = (Rule("capability", (Atom(x, "uses", y), Atom(y, "provides", z)), Atom(x, "has_capability", z), 0.95),
+                Rule("relevance", (Atom(x, "has_capability", c), Atom(c, "relevant_for", goal)),
+                     Atom(x, "relevant_for", goal), 0.90))
+    chain = [Fact("achilleside", "uses", "ploinky", 1.0), Fact("ploinky", "provides", "sandboxing", 0.95),
+             Fact("sandboxing", "relevant_for", "secure_execution", 0.9)]
+    g = FactGraph(chain + [Fact("ploinky", "used_by", f"tool{i}") for i in range(200)])
+    unit_facts = {f"u{i}": [(f.triple, f.confidence)] for i, f in enumerate(chain)}
+    fact_units = {f.triple: {f"u{i}": f.confidence} for i, f in enumerate(chain)}
+    ex = expand(g, rule_set, unit_facts, fact_units, lambda _u: True, [], ["achilleside", "secure_execution"],
+                ["relevant_for"], depth=2, max_nodes=50, max_derived=1000, timeout_ms=60_000, partial_weight=0.5)
+    assert sorted(ex.credits) == ["u0", "u1", "u2"]
+    for uid in ("u0", "u1", "u2"):   # 1.0 × 0.95 × 0.95 × 0.9 × 0.90, the exact tier
+        assert ex.credits[uid].tier == "exact" and abs(ex.credits[uid].score - 0.731025) < 1e-12
+    assert ex.truncated is None
+    assert ex.stats["nodes"] == 4   # achilleside, ploinky, sandboxing, secure_execution

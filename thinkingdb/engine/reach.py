@@ -23,20 +23,25 @@ from .proofs import Proof
 from .results import FactView
 from .transitive import _Closed, fast_path_plan
 
-_ONES: dict[tuple[int, int, int], bool] = {}   # (id(graph), version, relation) -> every confidence is 1
+_ONES: dict[tuple[int, int, int], tuple[object, bool]] = {}   # (id(graph), version, relation) -> (index, all 1?)
 
 
 def _all_one(g, r: int) -> bool:
+    """Does every asserted fact of relation ``r`` have confidence 1? Cached per graph version; the
+    cache holds the relation's index itself and checks it is the same object, so a new graph that
+    happens to get a freed graph's id is never answered from the old one's entry."""
     if r >= len(g._out):
         return True
     key = (id(g), g.version, r)
-    v = _ONES.get(key)
-    if v is None:
-        if len(_ONES) > 64:
-            _ONES.clear()
-        ix = g._out[r]   # a mapped graph answers from its confidence array, without decoding rows
-        v = _ONES[key] = ix.all_ones() if hasattr(ix, "all_ones") else all(
-            c == 1.0 for row in ix.values() for c in row.values())
+    ix = g._out[r]
+    hit = _ONES.get(key)
+    if hit is not None and hit[0] is ix:
+        return hit[1]
+    if len(_ONES) >= 4:
+        _ONES.clear()
+    # a mapped graph answers from its confidence array, without decoding rows
+    v = ix.all_ones() if hasattr(ix, "all_ones") else all(c == 1.0 for row in ix.values() for c in row.values())
+    _ONES[key] = (ix, v)
     return v
 
 

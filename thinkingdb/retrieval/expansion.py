@@ -5,9 +5,10 @@
    split at camelCase, so ``Achilles IDE`` finds ``AchillesIDE``) are cut into words at every
    non-alphanumeric character, words are stemmed, and whole word sequences are looked up, longest
    first. One-word stopwords, one-letter and all-digit words never match on their own.
-2. **Seeds**: the query symbols plus the symbols of the seed units' facts start a bounded closure
-   (``max_depth`` = the profile's expansion depth; ``max_nodes`` counts the neighbourhood beyond the
-   seeds, so the query symbols are always in scope).
+2. **Goals**: a goal-directed closure (docs/closure.md) derives the facts that touch a query
+   symbol, by every relation a rule derives, to the profile's expansion depth (``max_depth``;
+   ``max_nodes`` — the seeds' count plus the profile's — caps the symbols the demand touches). The
+   seed units' facts matter for the *partial* tier below: a partial chain must rest on one of them.
 3. **Credit**: a fact — asserted or derived — is a candidate when it touches a query symbol:
 
    ========  ==========================================================================  ======
@@ -34,7 +35,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from ..model import Limits, Triple
+from ..model import Limits, PathRel, Query, QueryPattern, Triple, Var
 from ..engine.proofs import Proof
 
 __all__ = ["SymbolMatcher", "Credit", "Expansion", "expand", "words", "TIERS"]
@@ -174,7 +175,10 @@ def expand(graph, rules, unit_facts: Mapping[str, list], fact_units: Mapping[Tri
         return empty  # nothing in the query to connect the seeds to
     limits = Limits(max_depth=depth, max_nodes=len(seeds) + max_nodes, max_derived=max_derived,
                     timeout_ms=timeout_ms)
-    res = closure(graph, rules, seeds=sorted(seeds), limits=limits)
+    # goal-directed: only the derived facts that touch a query symbol, by any derived relation
+    goals = [Query((QueryPattern(s, PathRel(h), Var("o")),)) for s in sorted(q) for h in sorted(heads)]
+    goals += [Query((QueryPattern(Var("s"), PathRel(h), s),)) for s in sorted(q) for h in sorted(heads)]
+    res = closure(graph, rules, goals=goals, limits=limits)
     t1 = time.perf_counter()
     cands: list[tuple[str, float, Triple, Proof]] = []
     relations = graph.relations()
