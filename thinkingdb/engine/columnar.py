@@ -382,7 +382,7 @@ class _Run:
 
     def _aux(self, rule, ext) -> np.ndarray:
         aux = np.full(len(rule), -1, dtype=np.int64)
-        for ri in np.unique(rule).tolist():
+        for ri in np.flatnonzero(np.bincount(rule, minlength=len(self.n_extras))).tolist():
             e = self.n_extras[ri]
             if not e:
                 continue
