@@ -13,3 +13,17 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=60, derandomize=True)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The datalog-conformance counts per category (tests/test_conformance.py), when it ran here."""
+    import sys
+    module = sys.modules.get("test_conformance")
+    counts = getattr(module, "COUNTS", None)
+    if not counts or not any(c["total"] for c in counts.values()):
+        return
+    terminalreporter.write_sep("-", "datalog-conformance: expressible / total, passed")
+    for category, c in counts.items():
+        large = f" ({c['large, not run']} large cases not run)" if c["large, not run"] else ""
+        terminalreporter.write_line(f"{category:>10}: {c['expressible']:3d} / {c['total']:3d} expressible, "
+                                    f"{c['passed']:3d} passed{large}")
