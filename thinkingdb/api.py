@@ -358,6 +358,16 @@ class KnowledgeBase:
             return value
         raise ValidationError(f"a {what} must be a string or a {kind.__name__}, got {type(value).__name__}")
 
+    def why_not(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, caller=None, as_of=None):
+        """Why a fact does not follow from what ``caller`` may see (None: anonymous) --
+        :class:`~thinkingdb.engine.whynot.WhyNot`: per rule that could conclude it, the premise that
+        found no fact or the ``not`` premise that blocked it; its proof when it holds after all."""
+        from .engine.whynot import why_not
+        t = self._parsed(fact, lambda x: parse_fact(x, self.store.vocabulary()), Triple, "fact")
+        _check_limits(limits)
+        v = self.view(caller, as_of)
+        return why_not(t, v.graph, v.rules, limits=limits)
+
     def search(self, text: str, *, profile="kb-balanced", caller=None, as_of=None, role: str | None = None,
                decompose: bool | None = None, alignment=None, features=None):
         """Retrieve knowledge units for free text through a profile (``kb-fast``, ``kb-balanced``,

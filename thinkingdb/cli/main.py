@@ -138,10 +138,22 @@ def _proof_json(proof):
     return proof.to_json()
 
 
+def _why_not(args, kb, fact: str) -> int:
+    ans = kb.why_not(fact, limits=_limits(args), **_who(args))
+    if args.json or args.format == "json":
+        sys.stdout.write(json.dumps(ans.to_json(), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(ans.to_text(kb.labels()).rstrip("\n") + "\n")
+    return EXIT_NO_ANSWER if ans.holds else 0
+
+
 def cmd_why(args) -> int:
     with _open(args) as kb:
         for path in args.rules or ():
             kb.add_rules_file(path)
+        text = args.fact.strip()
+        if text.startswith("not ") or text.startswith("why not "):   # why not: explain a missing fact
+            return _why_not(args, kb, text.split("not ", 1)[1])
         proof = kb.why(args.fact, limits=_limits(args), alternatives=args.alternatives, **_who(args))
         fmt = "json" if args.json else args.format
         if proof is None:
@@ -281,8 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bounds(p)
     _add_caller(p)
 
-    p = command("why", "print the proof of one fact (asserted or derived)",
-                "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot", cmd_why)
+    p = command("why", "print the proof of one fact (asserted or derived); 'not FACT' explains a missing one",
+                "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot; "
+                "thinkingdb why 'not harbor has_capability logging'", cmd_why)
     p.add_argument("fact", metavar="FACT")
     p.add_argument("--format", choices=("text", "json", "dot"), default="text")
     p.add_argument("--alternatives", type=int, default=0, metavar="K", help="also keep up to K other proofs")
