@@ -345,7 +345,12 @@ class KnowledgeBase:
         t = self._parsed(fact, lambda x: parse_fact(x, self.store.vocabulary()), Triple, "fact")
         _check_limits(limits)
         v = self.view(caller, as_of)
-        return why(t, v.graph, v.rules, limits=limits, alternatives=alternatives)
+        proof = why(t, v.graph, v.rules, limits=limits, alternatives=alternatives)
+        if proof is not None and proof.kind == "asserted":   # a materialized closure explains itself
+            from .store.parquet import materialized_proof
+            # every node must be a fact this caller sees: the view's graph answers, not the store
+            return materialized_proof(t, self.store.provenance, v.graph.confidence) or proof
+        return proof
 
     def _parsed(self, value, parse, kind: type, what: str):
         self._check_open()

@@ -104,6 +104,15 @@ class ColumnarResult(FactView):
         f = self._derived_fid(key)
         return None if f < 0 else self._build(key, int(self._run.facts.round.a[f]))
 
+    def step(self, key):
+        """The best derivation of a derived fact one step deep: its rule and its premises' keys (None
+        when ``key`` is not derived); no proof tree is built (``materialize`` writes this)."""
+        f = self._derived_fid(key)
+        if f < 0:
+            return None
+        _, _, rule_idx, aux = self._run.facts.version(f, int(self._run.facts.round.a[f]))
+        return self.rules[rule_idx], self._premises(rule_idx, key, aux)
+
     def _premises(self, rule_idx: int, key, aux: int) -> list[tuple[int, int, int]]:
         run = self._run
         ir = run.program.rules[rule_idx]

@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Iterator
 
-from ..model import Triple, Var, ground
+from ..model import Rule, Triple, Var, ground
 from .graph import FactGraph
 from .proofs import Proof
 
@@ -276,6 +276,12 @@ class ClosureResult(FactView):
 
     def _canon(self, rule_idx, prems):
         return self._names[rule_idx], tuple(self.ids.key_rank(p) for p in prems)
+
+    def step(self, key) -> tuple[Rule, list[tuple[int, int, int]]] | None:
+        """The best derivation of a derived fact one step deep: its rule and its premises' keys (None
+        when ``key`` is not derived); no proof tree is built (``materialize`` writes this)."""
+        v = self._store.rec.get(key)
+        return None if v is None else (self.rules[v[2]], list(v[3]))
 
     def _version(self, key, limit: int):
         v = self._store.rec[key]

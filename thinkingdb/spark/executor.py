@@ -81,7 +81,7 @@ class SparkClosure:
         self.on_round = on_round
         asserted = (facts.groupBy("s", "r", "o").agg(F.max(F.col("c").cast("double")).alias("score"))
                     .select("s", "r", "o", "score", F.lit(0).alias("depth"), F.lit(True).alias("asserted"),
-                            F.lit(None).cast("string").alias("rule"),
+                            F.lit(None).cast("string").alias("rule"), F.lit(None).cast("double").alias("weight"),
                             F.lit(None).cast("array<struct<s:string,r:string,o:string>>").alias("prem")))
         self.known = asserted.localCheckpoint()
         self.program = Program.of(self.rules)
@@ -134,7 +134,8 @@ class SparkClosure:
                                   F.col(f"p{i}_o").alias("o")) for i in range(n)])
         return acc.select(term(head.subject).alias("s"), F.lit(head.relation).alias("r"),
                           term(head.object).alias("o"), score.alias("score"), (depth + 1).alias("depth"),
-                          F.lit(rule.name).alias("rule"), prem.alias("prem"))
+                          F.lit(rule.name).alias("rule"), F.lit(float(rule.weight)).alias("weight"),
+                          prem.alias("prem"))
 
     def _candidates(self, rnd: int, delta, delta_rels: dict[str, int] | None):
         """Every derivation of round ``rnd`` (``delta`` None: round 1 over the asserted facts), best per
@@ -159,7 +160,7 @@ class SparkClosure:
         old = self.known.select("s", "r", "o", F.col("score").alias("old_score"), F.col("asserted").alias("old_asserted"))
         j = best.join(old, on=["s", "r", "o"], how="left")
         keep = F.col("old_score").isNull() | (~F.col("old_asserted") & (F.col("score") > F.col("old_score")))
-        return j.where(keep).select("s", "r", "o", "score", "depth", F.lit(False).alias("asserted"), "rule", "prem",
+        return j.where(keep).select("s", "r", "o", "score", "depth", F.lit(False).alias("asserted"), "rule", "weight", "prem",
                                     F.col("old_score").isNotNull().alias("_improved"))
 
     def run(self):
@@ -198,7 +199,7 @@ class SparkClosure:
         return self.known
 
     def derived(self):
-        """The derived facts only: ``s, r, o, score, depth, rule, prem``."""
+        """The derived facts only: ``s, r, o, score, depth, rule, weight, prem``."""
         return self.known.where(~self.F.col("asserted")).drop("asserted")
 
 

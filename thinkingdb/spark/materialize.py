@@ -19,7 +19,7 @@ from ..normalize import Vocabulary
 
 __all__ = ["MaterializeReport", "load_rules", "materialize", "write_facts_parquet"]
 
-DERIVED_COLUMNS = ("s", "r", "o", "score", "depth", "rule", "prem")
+DERIVED_COLUMNS = ("s", "r", "o", "score", "depth", "rule", "weight", "prem")
 
 
 @dataclass(frozen=True)
@@ -148,10 +148,21 @@ def _materialize_local(inputs, out, rules, vocab, max_depth, on_round, t0) -> Ma
     res = closure(FactGraph(facts), rules, limits=Limits(max_depth=max_depth, max_nodes=None, max_derived=None,
                                                          timeout_ms=None))
     rows = []
-    for triple, proof in res.derived.items():
-        rows.append((triple.subject, triple.relation, triple.object, proof.score, proof.depth, proof.rule,
-                     [{"s": p.conclusion.subject, "r": p.conclusion.relation, "o": p.conclusion.object}
-                      for p in proof.premises]))
+    ids = res.ids
+    step = getattr(res, "step", None)  # one step per fact where the engine keeps it; else the proof's top
+    for key in res.derived_keys():
+        t = ids.triple(key)
+        if step is not None:
+            rule, prems = step(key)
+            name, weight = rule.name, rule.weight
+            prem = [dict(zip("sro", (ids.sym_key(p[0]), ids.rel_key(p[1]), ids.sym_key(p[2])))) for p in prems]
+            score, depth = res.fact_score(key), res.depth(t)
+        else:
+            proof = res.fact_proof(key)
+            name, weight, score, depth = proof.rule, proof.weight, proof.score, proof.depth
+            prem = [{"s": p.conclusion.subject, "r": p.conclusion.relation, "o": p.conclusion.object}
+                    for p in proof.premises]
+        rows.append((t.subject, t.relation, t.object, score, depth, name, weight, prem))
     write_rows_parquet(rows, os.path.join(out, "part-00000.parquet"))
     if on_round is not None:
         on_round(res.stats.rounds, len(rows), 0, time.perf_counter() - t0)
@@ -168,7 +179,7 @@ def write_rows_parquet(rows: list[tuple], path: str) -> None:
     table = pa.table({"s": pa.array(cols[0], pa.string()), "r": pa.array(cols[1], pa.string()),
                       "o": pa.array(cols[2], pa.string()), "score": pa.array(cols[3], pa.float64()),
                       "depth": pa.array(cols[4], pa.int32()), "rule": pa.array(cols[5], pa.string()),
-                      "prem": pa.array(cols[6], prem_type)})
+                      "weight": pa.array(cols[6], pa.float64()), "prem": pa.array(cols[7], prem_type)})
     os.makedirs(os.path.dirname(path), exist_ok=True)
     pq.write_table(table, path)
 

@@ -450,6 +450,16 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, options: ReadOptions | N
     return reader(path, source, vocab, literals=(options or ReadOptions()).literals)
 
 
+def _parquet_folder(path: str) -> bool:
+    return os.path.isdir(path) and any(name.endswith(".parquet") for _, _, names in os.walk(path) for name in names)
+
+
+def read_parquet(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+    """Parquet facts, or a folder of them such as a ``materialize`` output (see :mod:`thinkingdb.store.parquet`)."""
+    from .parquet import read_parquet as reader
+    return reader(path, source, vocab)
+
+
 def read_csv(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None) -> Iterator[Batch]:
     """CSV (or TSV read with options) through the :mod:`csv` module (see :mod:`thinkingdb.store.delimited`)."""
     from .delimited import read_delimited
@@ -458,7 +468,8 @@ def read_csv(path: str, source: str, vocab: Vocabulary, options: ReadOptions | N
 
 READERS: dict[str, Reader] = {".tdb": read_tdb, ".tsv": read_tsv, ".csv": read_csv, ".jsonl": read_jsonl,
                               ".md": read_markdown, ".markdown": read_markdown, ".txt": read_text, ".nt": read_rdf,
-                              ".ttl": read_rdf, ".nq": read_rdf, ".trig": read_rdf, ".jsonld": read_rdf}
+                              ".ttl": read_rdf, ".nq": read_rdf, ".trig": read_rdf, ".jsonld": read_rdf,
+                              ".parquet": read_parquet}
 """Readers by file extension."""
 
 
@@ -475,6 +486,8 @@ def reader_for(path: str, options: ReadOptions | None = None) -> Reader:
     ('read_markdown', 'read_tsv', functools.partial(<function read_rdf ...>, options=ReadOptions(format='nt', ...)))
     """
     ext = _extension(path, options)
+    if not ext and os.path.isdir(path):   # a folder of Parquet files: a materialize output or export
+        ext = ".parquet"
     if ext not in READERS:
         raise IngestError([Diagnostic(path, 0, 0, f"unsupported file type {ext or '(none)'!r}; supported: "
                                       + ", ".join(sorted(READERS)) + ("" if ext or path != "-" else
@@ -529,8 +542,9 @@ def ingest(store: Store, paths: Sequence[str], *, skip_invalid: bool = False, re
     if paths.count("-") > 1:
         raise IngestError([Diagnostic("-", 0, 0, "standard input can be read only once")])
     for p in paths:
-        if p != "-" and not os.path.isfile(p):
-            raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else "not a regular file")])
+        if p != "-" and not os.path.isfile(p) and not _parquet_folder(p):
+            raise IngestError([Diagnostic(p, 0, 0, "no such file" if not os.path.exists(p) else
+                                          "not a regular file (a folder is read only when it holds .parquet files)")])
         if p != "-" or (options is not None and options.format):
             reader_for(p, options)
     spooled = None
