@@ -68,3 +68,26 @@ def test_materialized_row_without_premises_is_rejected(tmp_path, capsys):
                              "rule": ["k"], "weight": [1.0], "prem": pa.array([[]], prem)}), d / "part-0.parquet")
     code, _, err = run(capsys, "--db", str(tmp_path / "kb.sqlite"), "ingest", str(d))
     assert code == 2 and "row 1" in err and "premises" in err
+
+
+def test_a_materialized_proof_never_shows_a_hidden_premise(tmp_path, capsys):
+    """The closure was computed from facts a restricted unit asserts; the closure folder itself is
+    public. An anonymous `why` may see the public fact, never the hidden premises behind it."""
+    from thinkingdb import KnowledgeBase
+
+    units = tmp_path / "units.jsonl"
+    units.write_text(json.dumps({"id": "secret", "topic": "vault", "claim": "the vault chain", "acl": ["hr:secret"],
+                                 "triples": [["a", "depends_on", "b"], ["b", "depends_on", "c"]]}) + "\n",
+                     encoding="utf-8")
+    db = str(tmp_path / "kb.sqlite")
+    assert run(capsys, "--db", db, "-q", "ingest", str(units))[0] == 0
+    assert run(capsys, "--db", db, "export", "--format", "parquet", "-o", str(tmp_path / "facts"))[0] == 0
+    rules = tmp_path / "rules.tdb"
+    rules.write_text("relation depends_on transitive.\n", encoding="utf-8")
+    assert run(capsys, "materialize", "--engine", "local", "--in", str(tmp_path / "facts"), "--out",
+               str(tmp_path / "closure"), "--rules", str(rules), "--no-default-rules", "-q")[0] == 0
+    assert run(capsys, "--db", db, "-q", "ingest", str(tmp_path / "closure"))[0] == 0
+    with KnowledgeBase(db) as kb:
+        proof = kb.why("a depends_on c")                     # anonymous
+        assert proof is not None and proof.kind == "asserted"
+        assert {str(t) for t in proof.facts()} == {"a depends_on c"}
