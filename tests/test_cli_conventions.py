@@ -145,3 +145,23 @@ def test_eval_warns_about_case_ids_not_in_the_store(tmp_path, capsys):
     cases.write_text(json.dumps({"id": "c1", "query": "KLN-4", "required": ["kiln-k4"]}) + "\n", encoding="utf-8")
     _, _, err = run(capsys, "--db", db, "eval", str(cases), "--profiles", "kb-fast")
     assert "not in the store" not in err
+
+
+def test_lint_and_normalize_read_standard_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"nginx uses OpenSSL.\nnginx uses openssl.\n"))
+    code, out, _ = run(capsys, "--json", "lint", "-")
+    findings = json.loads(out)["findings"]
+    assert code == 1 and {(f["source"], f["line"], f["code"]) for f in findings} >= {("<stdin>", 2, "duplicate-fact")}
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"B\tdependsOn\tA\nb\tdepends_on\ta\t0.5\n"))
+    code, out, _ = run(capsys, "normalize", "-", "--format", "tsv")
+    assert (code, out) == (0, "b\tdepends_on\ta\n")
+    code, _, err = run(capsys, "normalize", "-", "-i")
+    assert code == 2 and "in place" in err
+
+
+def test_ingest_of_a_wrong_type_is_a_thinkingdb_error(tmp_path):
+    from thinkingdb import ValidationError, open_kb
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        for bad in (5, [1, 2], None, b"x.tdb"):
+            with pytest.raises(ValidationError, match="ingest takes"):
+                kb.ingest(bad)

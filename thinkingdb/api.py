@@ -101,6 +101,11 @@ class KnowledgeBase:
         from .store.records import ReadOptions
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        if not isinstance(paths, Iterable) or isinstance(paths, bytes):
+            raise ValidationError(f"ingest takes a path or a list of paths, got {type(paths).__name__}")
+        paths = list(paths)
+        if not all(isinstance(p, (str, os.PathLike)) for p in paths):
+            raise ValidationError(f"ingest takes a path or a list of paths, got {paths!r}"[:200])
         options = ReadOptions(format=format, delimiter=delimiter, columns=columns, header=header, literals=literals)
         report = _ingest(self.store, [os.fspath(p) for p in paths], skip_invalid=skip_invalid,
                          rejects_path=rejects_path, progress=progress, options=options)

@@ -12,11 +12,13 @@ import argparse
 import json
 import os
 import sys
+from contextlib import contextmanager
 
 from .commands import add_command
 from ..errors import IngestError, StoreError
 from ..normalize import Vocabulary
 from ..store.sqlite import Store
+from ..store.stdin import STDIN
 
 __all__ = ["cmd_example", "cmd_lint", "cmd_normalize", "cmd_retract", "cmd_sources", "register"]
 
@@ -43,13 +45,29 @@ def _vocabulary(paths) -> Vocabulary | None:
     return vocab
 
 
+@contextmanager
+def _stdin_as_file(files: list[str], fmt: str | None):
+    """``-`` among ``files`` read into a temporary file (its type from ``fmt`` or its first line)."""
+    from ..store.stdin import spool_stdin
+    spooled = spool_stdin("." + fmt.lstrip(".") if fmt else None) if "-" in files else None
+    try:
+        yield [spooled if f == "-" else f for f in files], spooled
+    finally:
+        if spooled:
+            os.remove(spooled)
+
+
 def cmd_lint(args) -> int:
     """``lint FILE...``: 0 when clean, 1 when there are findings, 2 when a file cannot be read."""
-    missing = [p for p in args.files if not os.path.isfile(p)]
+    missing = [p for p in args.files if p != "-" and not os.path.isfile(p)]
     if missing:
         raise IngestError(f"{missing[0]}: {'no such file' if not os.path.exists(missing[0]) else 'not a regular file'}")
     from ..store.lint import lint_files
-    findings = lint_files(args.files, _vocabulary(args.vocab))
+    with _stdin_as_file(args.files, args.format) as (files, spooled):
+        findings = lint_files(files, _vocabulary(args.vocab))
+    if spooled:
+        from dataclasses import replace
+        findings = [replace(f, source=STDIN) if f.source == os.path.normpath(spooled) else f for f in findings]
     text = "\n".join(f.render() for f in findings)
     if not findings:
         text = f"{len(args.files)} file(s): no findings"
@@ -65,8 +83,11 @@ def cmd_normalize(args) -> int:
     if args.in_place and args.output:
         raise IngestError("normalize: -i (rewrite FILE) and -o (write OUT) exclude each other")
     out = args.output or (None if args.in_place else "-")
+    if args.file == "-" and args.in_place:
+        raise IngestError("normalize: standard input cannot be rewritten in place (-i)")
     from ..store.canonical import normalize_file
-    text = normalize_file(args.file, out, _vocabulary(args.vocab))
+    with _stdin_as_file([args.file], args.format) as (files, _):
+        text = normalize_file(files[0], out, _vocabulary(args.vocab))
     if out == "-" and not getattr(args, "json", False):
         sys.stdout.write(text)
         return 0
@@ -149,12 +170,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | 
 
     p = command("lint", "check .tdb, .tsv, .jsonl, .md and .txt files without writing (exit 1 on findings)",
                 "thinkingdb lint facts.tdb edges.tsv --json", cmd_lint)
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for standard input")
+    p.add_argument("--format", metavar="TYPE", help="the type of - (tdb, tsv, jsonl, ...; default: told from its first line)")
     p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
 
     p = command("normalize", "print a .tdb or .tsv file in canonical sorted form (keys, aliases, merged duplicates)",
                 "thinkingdb normalize facts.tdb -o facts.canonical.tdb   (or -i to rewrite facts.tdb)", cmd_normalize)
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="a file, or - for standard input")
+    p.add_argument("--format", choices=("tdb", "tsv"), help="the type of - (default: told from its first line)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of standard output ('-': stdout)")
     p.add_argument("-i", "--in-place", action="store_true", help="rewrite FILE itself")
     p.add_argument("--vocab", action="append", metavar="TDB", help="also apply the aliases and declarations of TDB")
