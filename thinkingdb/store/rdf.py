@@ -38,6 +38,7 @@ from .records import CHUNK, MAX_DIAGNOSTICS, Batch, _reject as reject
 LABELS = (RDFS + "label", "http://www.w3.org/2004/02/skos/core#prefLabel")
 _REIFY = {RDF + "subject": 0, RDF + "predicate": 1, RDF + "object": 2}
 _PLAIN_TYPES = (XSD + "string", RDF + "langString")
+_SPECIAL = frozenset({*_REIFY, CONFIDENCE, RDF + "type", *LABELS, RDFS + "subPropertyOf", OWL + "inverseOf"})
 
 FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE", ".nq": "N_QUADS", ".trig": "TRIG", ".jsonld": "JSON_LD"}
 """RDF file extensions and the pyoxigraph format each is read as."""
@@ -74,13 +75,7 @@ class _Reader:
         value = term.value
         if kind == "NamedNode":
             key = self.skeys.get(value)
-            if key is None:
-                if value.startswith(SYMBOL_NS):
-                    key = unquote(value[len(SYMBOL_NS):])
-                else:
-                    key = self.vocab.symbol(value)
-                self.skeys[value] = key
-            return key
+            return self.named(value) if key is None else key
         if kind == "BlankNode":
             return self.blank + value
         if kind == "Literal":
@@ -127,6 +122,64 @@ class _Reader:
         if decl.relation != decl.other:
             batch.declarations.append((decl, 0))
         return True
+
+    def fast(self, ox):
+        """The per-statement function: an IRI-to-IRI triple in the default graph (the common case) is
+        handled inline, everything else by :meth:`triple`."""
+        named, default = ox.NamedNode, ox.DefaultGraph
+        skeys, relation, special, triple = self.skeys, self.relation, _SPECIAL, self.triple
+
+        def one(q, batch: Batch, line: int) -> None:
+            p = q.predicate.value
+            s, o = q.subject, q.object
+            if p in special or type(s) is not named or type(o) is not named or type(q.graph_name) is not default:
+                triple(q, batch, line)
+                return
+            ks = skeys.get(s.value)
+            if ks is None:
+                ks = self.named(s.value)
+            ko = skeys.get(o.value)
+            if ko is None:
+                ko = self.named(o.value)
+            rel, flip = relation(p)
+            batch.rows.append((ko, rel, ks, 1.0, line, None, None) if flip else (ks, rel, ko, 1.0, line, None, None))
+        return one
+
+    def simple(self, ox, current: list[Batch]):
+        """The handler of three-IRI lines for :func:`_line_quads`: ``current[0]`` is the batch to fill."""
+        check, special, skeys, rkeys = ox.NamedNode, _SPECIAL, self.skeys, self.rkeys
+
+        def key(iri: str) -> str | None:
+            try:
+                check(iri)  # the same IRI rules as the parser
+            except ValueError:
+                return None
+            return self.named(iri)
+
+        def one(s: str, p: str, o: str, line: int) -> bool:
+            if p in special:
+                return False
+            ks = skeys.get(s) or key(s)
+            ko = skeys.get(o) or key(o)
+            rel = rkeys.get(p)
+            if rel is None:
+                if ks is None or ko is None or key(p) is None:
+                    return False
+                rel = self.relation(p)
+            if ks is None or ko is None:
+                return False
+            current[0].rows.append((ko, rel[0], ks, 1.0, line, None, None) if rel[1] else
+                                   (ks, rel[0], ko, 1.0, line, None, None))
+            return True
+        return one
+
+    def named(self, value: str) -> str:
+        """The key of an IRI (memoized; the memo is cleared when it grows past 2**18 entries)."""
+        if len(self.skeys) > 1 << 18:
+            self.skeys.clear()
+        key = unquote(value[len(SYMBOL_NS):]) if value.startswith(SYMBOL_NS) else self.vocab.symbol(value)
+        self.skeys[value] = key
+        return key
 
     def triple(self, q, batch: Batch, line: int) -> None:
         s, p, o = q.subject, q.predicate.value, q.object
@@ -224,13 +277,38 @@ def _blocks(fh) -> Iterator[bytes]:
             yield data[:cut]
 
 
-def _line_quads(ox, fmt, fh, source: str) -> Iterator[tuple[object, int, object, int]]:
+_IRIREF = r'<([^\x00-\x20<>"{}|^`\\]*)>'
+_SIMPLE_LINE = re.compile(_IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]*\.[ \t]*(?:#.*)?\r?")
+"""An N-Triples line of three IRIs without escapes: read without building pyoxigraph objects (each
+distinct IRI is still checked by pyoxigraph once)."""
+
+
+def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object, int, object, int]]:
     """``(quad, line, None, bytes)`` per statement of an N-Triples/N-Quads stream, or
-    ``(None, line, reject, bytes)`` for a bad line; reading goes on with the next line."""
+    ``(None, line, reject, bytes)`` for a bad line; reading goes on with the next line.
+
+    ``simple(s, p, o, line)``, when given, takes a line of three IRIs (:data:`_SIMPLE_LINE`) and says
+    whether it handled it; after each block ``(None, 0, None, bytes)`` marks the progress."""
     line_no = 0
     for block in _blocks(fh):
         data, base, size = block, line_no, len(block)
         line_no += block.count(b"\n") + (not block.endswith(b"\n"))
+        if simple is not None:
+            try:
+                text = block.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None:
+                slow, match = [], _SIMPLE_LINE.fullmatch
+                for i, ln in enumerate(text.split("\n"), base + 1):
+                    m = match(ln)
+                    if m is None or not simple(m.group(1), m.group(2), m.group(3), i):
+                        if ln.strip() and not ln.lstrip().startswith("#"):
+                            slow.append((i, ln))
+                yield None, 0, None, size
+                if slow:
+                    yield from _mapped_quads(ox, fmt, [ln for _, ln in slow], [i for i, _ in slow], source)
+                continue
         while data:
             stmts = _statement_lines(data)
             k = 0
@@ -251,6 +329,23 @@ def _line_quads(ox, fmt, fh, source: str) -> Iterator[tuple[object, int, object,
                 size = 0
                 data = b"\n".join(lines[bad:])
                 base += bad
+
+
+def _mapped_quads(ox, fmt, lines: list[str], where: list[int], source: str):
+    """The statements of ``lines`` (one each; ``where[k]`` is the file line of ``lines[k]``), going on
+    after a bad line."""
+    while lines:
+        k = 0
+        try:
+            for q in ox.parse("\n".join(lines).encode("utf-8"), fmt):
+                yield q, where[k], None, 0
+                k += 1
+            return
+        except SyntaxError as exc:
+            bad = min(max(exc.lineno or 1, 1), len(lines))
+            yield None, where[bad - 1], reject(source, where[bad - 1], exc.offset or 1, _message(exc),
+                                               lines[bad - 1]), 0
+            lines, where = lines[bad:], where[bad:]
 
 
 def _stream_quads(ox, fmt, fh, source: str) -> Iterator[tuple[object, int, object, int]]:
@@ -304,21 +399,30 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symb
     if _mentions(path, b"inverseOf"):
         _inverse_declarations(ox, fmt, line_based, path, reader)
     batch = Batch(source)
+    current = [batch]
     any_statement = False
+    one = reader.fast(ox)
     with open(path, "rb") as fh:
-        quads = _line_quads(ox, fmt, fh, source) if line_based else _stream_quads(ox, fmt, fh, source)
+        quads = _line_quads(ox, fmt, fh, source, reader.simple(ox, current)) if line_based else \
+            _stream_quads(ox, fmt, fh, source)
         for q, line, bad, size in quads:
             batch.size += size
+            if q is None and bad is None:  # progress after a block read on the simple path
+                any_statement = any_statement or bool(batch.rows)
+                if len(batch.rows) >= CHUNK:
+                    yield batch
+                    batch = current[0] = Batch(source)
+                continue
             if bad is not None:
                 batch.rejects.append(bad)
                 if len(batch.rejects) > MAX_DIAGNOSTICS:
                     break
                 continue
             any_statement = True
-            reader.triple(q, batch, line)
+            one(q, batch, line)
             if len(batch.rows) >= CHUNK:
                 yield batch
-                batch = Batch(source)
+                batch = current[0] = Batch(source)
     reader.finish(batch)
     if not any_statement and not batch.rejects:
         batch.rejects.append(reject(source, 1, 1, "the file holds no RDF statements", ""))
