@@ -165,3 +165,15 @@ def test_ingest_of_a_wrong_type_is_a_thinkingdb_error(tmp_path):
         for bad in (5, [1, 2], None, b"x.tdb"):
             with pytest.raises(ValidationError, match="ingest takes"):
                 kb.ingest(bad)
+
+
+def test_help_imports_neither_the_engine_nor_the_retrieval_pipeline():
+    import subprocess
+    from thinkingdb.cli.search import BUILTIN_PROFILES
+    from thinkingdb.retrieval.profiles import profile_names
+    assert BUILTIN_PROFILES == tuple(profile_names())
+    code = ("import sys; from thinkingdb.cli.main import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'networkx', 'lexical', 'hdc') "
+            "or m.startswith(('thinkingdb.engine', 'thinkingdb.retrieval', 'thinkingdb.api'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

@@ -267,3 +267,38 @@ def test_a_store_with_facts_keeps_its_symbol_mode(tmp_path):
         open_kb(str(tmp_path / "kb.sqlite"), symbols="folded")
     with pytest.raises(StoreError, match="unknown symbol mode"):
         open_kb(str(tmp_path / "kb2.sqlite"), symbols="lower")
+
+
+# -- the plain-IRI fast path against pyoxigraph itself ----------------------------------------------------
+IRIS = ["http://e.org/a", "http://e.org/B", "urn:x:1", "http://e.org/%41", "http://e.org/%zz", "relative",
+        "http://e.org:8080/p", "http://e.org:x/p", "http://e.org/é"]
+LINES = st.one_of(
+    st.tuples(st.sampled_from(IRIS), st.sampled_from(IRIS), st.sampled_from(IRIS)).map(
+        lambda t: "<{}> <{}> <{}> .".format(*t)),
+    st.sampled_from(["", "# a comment", "<http://e.org/\\u0041> <http://e.org/p> <http://e.org/c> .",
+                     '<http://e.org/a> <http://e.org/p> "lit" .', "<http://e.org/a>   <http://e.org/p>\t<urn:x:2>  . # c"]))
+
+
+@settings(max_examples=40)
+@given(st.lists(LINES, min_size=1, max_size=12))
+def test_plain_iri_lines_read_as_pyoxigraph_reads_them(tmp_path_factory, lines):
+    import pyoxigraph as ox
+    d = tmp_path_factory.mktemp("nt")
+    (d / "a.nt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    vocab = Vocabulary()
+    want_rows, want_bad = set(), []
+    for n, line in enumerate(lines, 1):  # the oracle: pyoxigraph on each line alone
+        try:
+            quads = list(ox.parse(line.encode("utf-8"), ox.RdfFormat.N_TRIPLES))
+        except SyntaxError:
+            want_bad.append(n)
+            continue
+        for q in quads:
+            o = vocab.symbol(q.object.value)
+            want_rows.add((vocab.symbol(q.subject.value), vocab.relation(q.predicate.value), o, n))
+    if not want_rows and not want_bad:
+        want_bad = [1]  # "the file holds no RDF statements"
+    batches = list(read_rdf(str(d / "a.nt"), "a.nt", Vocabulary()))
+    got_rows = {(r[0], r[1], r[2], r[4]) for b in batches for r in b.rows}
+    got_bad = [x.diagnostic.line for b in batches for x in b.rejects]
+    assert (got_rows, got_bad) == (want_rows, want_bad)

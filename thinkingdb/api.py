@@ -125,8 +125,8 @@ class KnowledgeBase:
         >>> kb = open_kb(os.path.join(tempfile.mkdtemp(), "kb.sqlite"))
         >>> kb.add_facts([("Nginx", "dependsOn", "OpenSSL"), Fact("OpenSSL", "depends_on", "libc", 0.9)])
         2
-        >>> [(a.bindings["x"], a.labels["x"]) for a in kb.query("nginx depends_on+ ?x")]
-        [('openssl', 'OpenSSL'), ('libc', 'libc')]
+        >>> sorted((a.bindings["x"], a.labels["x"]) for a in kb.query("nginx depends_on+ ?x"))
+        [('libc', 'libc'), ('openssl', 'OpenSSL')]
         >>> kb.close()
         """
         from .store.records import Batch

@@ -44,6 +44,15 @@ def _features(path):
     return data
 
 
+BUILTIN_PROFILES = ("kb-balanced", "kb-fast", "kb-thinkingdb")
+"""The built-in profile names, spelled here so that building the parser (``--help``) does not import the
+retrieval pipeline; a test checks them against :func:`thinkingdb.retrieval.profiles.profile_names`."""
+
+
+def _builtin_profiles() -> list[str]:
+    return list(BUILTIN_PROFILES)
+
+
 def tag_list(text: str) -> list[str]:
     """``--caller-tags a,b``: one option value, so the query text after it is never taken for a tag.
 
@@ -138,7 +147,7 @@ def cmd_eval(args) -> int:
 
 def register(sub, common) -> None:
     """Add ``search``, ``index`` and ``eval`` to the ``thinkingdb`` command."""
-    from ..retrieval.profiles import profile_names
+    profile_names = _builtin_profiles
 
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("search", parents=[common], formatter_class=fmt,
