@@ -342,6 +342,33 @@ class KnowledgeBase:
         return replace(result, answers=[replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()})
                                         for a in result.answers])
 
+    def stream(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
+               limit: int | None = None, caller=None, as_of=None):
+        """Answers as they are found (an :class:`~thinkingdb.engine.stream.AnswerStream`, not sorted),
+        over what ``caller`` may see on ``as_of`` as in :meth:`query`; at most ``limit``; stopping the
+        iteration stops the work. Proofs are built when read.
+
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
+        >>> _ = open(path + ".tdb", "w").write("a r b. a r c. b r c.")
+        >>> kb = open_kb(path); _ = kb.ingest([path + ".tdb"])
+        >>> [a.bindings for a in kb.stream("? a r ?x.", limit=1)]
+        [{'x': 'b'}]
+        >>> kb.close()
+        """
+        from .engine.stream import answer_stream
+        q = self._parsed(query, self.parse_query, Query, "query")
+        _check_limits(limits)
+        v = self.view(caller, as_of)
+        try:
+            return answer_stream(q, v.graph, v.rules, limits=limits, aggregate=aggregate, k=k, limit=limit)
+        except ThinkingDBError:
+            raise
+        except RecursionError:
+            raise QueryError("the query is nested too deeply to evaluate") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise QueryError(str(exc)) from exc
+
     def why(self, fact: str | Triple, *, limits: Limits = DEFAULT_LIMITS, alternatives: int = 0, caller=None,
             as_of=None):
         """The best proof of a fact from what ``caller`` may see (None: anonymous), or None when it

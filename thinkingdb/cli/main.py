@@ -94,6 +94,10 @@ def _display(kb, labels: dict, key: str) -> str:
 
 
 def cmd_query(args) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise _UsageError(f"query: --limit must be a non-negative integer, got {args.limit}")
+    if (args.stream or args.format == "jsonl") and not args.json:
+        return _stream_query(args)
     with _open(args) as kb:
         for path in args.rules or ():
             kb.add_rules_file(path)
@@ -128,6 +132,45 @@ def cmd_query(args) -> int:
             sys.stderr.write(f"thinkingdb: note: closure stopped at its {result.truncated} bound; answers may be "
                              "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
     return EXIT_OK if result.answers else EXIT_NO_ANSWER
+
+
+def _stream_query(args) -> int:
+    """Answers printed as they are found (text, TSV or JSON Lines); --limit stops the work."""
+    with _open(args) as kb:
+        for path in args.rules or ():
+            kb.add_rules_file(path)
+        stream = kb.stream(args.query, limits=_limits(args), aggregate=args.aggregate, k=args.k,
+                           limit=None if args.limit is None else args.limit + 1, **_who(args))   # +1: "more"
+        variables = list(stream.variables)
+        labels = kb.labels(**_who(args)) if args.format == "text" else {}
+        out, more, n = sys.stdout, False, 0
+        if args.format == "tsv" and not args.no_header:
+            out.write("\t".join(variables + ["score"]) + "\n")
+        for a in stream:
+            if args.limit is not None and n >= args.limit:
+                more = True
+                break
+            n += 1
+            if args.format == "jsonl":
+                row = {"bindings": a.bindings, "score": a.score}
+                if args.proofs:
+                    row["proof"] = _proof_json(a.proof)
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            elif args.format == "tsv":
+                out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
+            else:
+                shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables) or "yes"
+                out.write(f"{shown}  (score {a.score:.6g})\n")
+            if n <= 64 or not n & 1023:   # the first answers at once, then in blocks
+                out.flush()
+        if not n and args.format == "text":
+            out.write("no answers\n")
+        if more:
+            sys.stderr.write(f"thinkingdb: note: stopped at --limit {args.limit}; there are more answers\n")
+        if stream.truncated:
+            sys.stderr.write(f"thinkingdb: note: closure stopped at its {stream.truncated} bound; answers may be "
+                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
+    return EXIT_OK if n else EXIT_NO_ANSWER
 
 
 def _proof_json(proof):
@@ -284,12 +327,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",
                 "thinkingdb query '? nginx depends_on+ ?x.' --max-depth 3 --format tsv", cmd_query)
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--format", choices=("text", "json", "tsv"), default="text")
+    p.add_argument("--format", choices=("text", "json", "tsv", "jsonl"), default="text",
+                   help="jsonl: one JSON object per answer, streamed as found (implies --stream)")
     p.add_argument("--aggregate", choices=("best", "noisy-or"), default="best",
                    help="score an answer by its best proof, or combine up to K proofs as 1-prod(1-s)")
     p.add_argument("-k", type=int, default=5, metavar="K", help="proofs combined by --aggregate noisy-or (default 5)")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N answers")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N answers (the N best; with --stream the "
+                   "first N found, and the work stops there)")
     p.add_argument("--no-header", action="store_true", help="TSV without its header row (variables, score)")
+    p.add_argument("--stream", action="store_true", help="print answers as they are found, not sorted by score")
+    p.add_argument("--proofs", action="store_true", help="with --format jsonl: each answer's proof too")
     _add_bounds(p)
     _add_caller(p)
 

@@ -203,6 +203,14 @@ class RelationIndex(Mapping):
     def __iter__(self) -> Iterator[int]:
         return iter(self.full())
 
+    def iter_keys(self, chunk: int = 4096) -> Iterator[int]:
+        """The bound ends in ascending order, read from the file a chunk at a time (no row decoded)."""
+        if self._full:
+            yield from self._rows
+            return
+        for i in range(0, len(self._keys), chunk):
+            yield from self._keys[i:i + chunk].tolist()
+
     def keys(self):
         return self.full().keys()
 

@@ -1,0 +1,111 @@
+"""Streaming answers: the CLI's --stream / --format jsonl with --limit, and KnowledgeBase.stream,
+against answers worked out by hand and against the sorted evaluator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from thinkingdb.api import KnowledgeBase
+from thinkingdb.cli.main import main
+from thinkingdb.engine.mapped import RelationIndex
+
+# r: a -> b, a -> c @0.5, b -> c, c -> d; link is transitive; s has a rule
+FACTS = """\
+a r b. a r c @0.5. b r c. c r d.
+relation link transitive.
+p link q @0.5. q link w. w link z @0.5.
+rule two @0.8: ?x r ?y, ?y r ?z => ?x s ?z.
+"""
+
+
+@pytest.fixture
+def db(tmp_path):
+    src = tmp_path / "kb.tdb"
+    src.write_text(FACTS)
+    path = str(tmp_path / "kb.sqlite")
+    assert main(["--db", path, "--quiet", "ingest", str(src)]) == 0
+    return path
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tsv_stream_with_limit_stops_and_says_so(db, capsys):
+    # both ends free: subjects in key order (a, b, c), each one's objects in key order
+    code, out, err = run(capsys, "--db", db, "query", "? ?x r ?y.", "--stream", "--format", "tsv", "--limit", "2",
+                         "--no-default-rules")
+    assert code == 0
+    assert out.splitlines() == ["x\ty\tscore", "a\tb\t1.0", "a\tc\t0.5"]
+    assert "stopped at --limit 2; there are more answers" in err
+
+
+def test_limit_at_the_number_of_answers_says_nothing_more(db, capsys):
+    code, out, err = run(capsys, "--db", db, "query", "? a r ?y.", "--stream", "--format", "tsv", "--limit", "2",
+                         "--no-default-rules")
+    assert code == 0 and out.splitlines() == ["y\tscore", "b\t1.0", "c\t0.5"] and err == ""
+
+
+def test_full_stream_is_every_answer_by_hand(db, capsys):
+    code, out, _ = run(capsys, "--db", db, "query", "? ?x r ?y.", "--format", "jsonl", "--no-default-rules")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and all(set(r) == {"bindings", "score"} for r in rows)   # no proof unless asked
+    got = sorted((r["bindings"]["x"], r["bindings"]["y"], r["score"]) for r in rows)
+    assert got == [("a", "b", 1.0), ("a", "c", 0.5), ("b", "c", 1.0), ("c", "d", 1.0)]
+
+
+def test_jsonl_proofs_when_asked(db, capsys):
+    # a s d: a r b, b r c... a r c @0.5 then c r d gives 0.8*0.5; a r b, b r c gives a s c; b r c, c r d gives b s d
+    code, out, _ = run(capsys, "--db", db, "query", "? ?x s ?y.", "--format", "jsonl", "--proofs",
+                       "--no-default-rules")
+    rows = {(r["bindings"]["x"], r["bindings"]["y"]): r for r in map(json.loads, out.splitlines())}
+    assert code == 0 and sorted(rows) == [("a", "c"), ("a", "d"), ("b", "d")]
+    assert rows[("a", "d")]["score"] == pytest.approx(0.8 * 0.5)
+    assert rows[("a", "d")]["proof"]["rule"] == "two"
+
+
+def test_text_stream_and_no_answers(db, capsys):
+    code, out, _ = run(capsys, "--db", db, "query", "? p link ?y.", "--stream")
+    # p link q @0.5, then through q link w and w link z @0.5: transitive weight 1 by the default declaration
+    assert code == 0
+    assert sorted(out.splitlines()) == sorted(["?y = q  (score 0.5)", "?y = w  (score 0.5)", "?y = z  (score 0.25)"])
+    code, out, _ = run(capsys, "--db", db, "query", "? z link ?y.", "--stream")
+    assert code == 1 and out == "no answers\n"
+
+
+def test_negative_limit_is_a_usage_error(db, capsys):
+    code, _, err = run(capsys, "--db", db, "query", "? ?x r ?y.", "--stream", "--limit", "-1")
+    assert code == 2 and "--limit" in err
+
+
+QUERIES = ["? ?x r ?y.", "? a r+ ?y.", "? ?x r ?y, ?y r ?z.", "? ?x s ?y.", "? ?x link ?y.", "? ?x ^r ?y.",
+           "? ?x r* d."]
+
+
+@pytest.mark.parametrize("q", QUERIES)
+@pytest.mark.parametrize("aggregate", ["best", "noisy-or"])
+def test_stream_has_the_answers_of_evaluate(db, q, aggregate):
+    with KnowledgeBase(db) as kb:
+        full = kb.query(q, aggregate=aggregate)
+        streamed = list(kb.stream(q, aggregate=aggregate))
+        key = lambda a: (tuple(sorted(a.bindings.items())), a.score)  # noqa: E731
+        assert sorted(map(key, streamed)) == sorted(map(key, full.answers))
+        first = kb.stream(q, aggregate=aggregate, limit=2)
+        got = list(first)
+        assert len(got) == min(2, len(full.answers)) and first.count == len(got)
+        assert set(map(key, got)) <= set(map(key, full.answers))
+
+
+def test_a_limited_stream_leaves_the_graph_undecoded(tmp_path):
+    src = tmp_path / "big.tsv"
+    src.write_text("".join(f"n{i:04d}\tr\tn{(i * 7 + 1) % 1000:04d}\n" for i in range(1000)))
+    with KnowledgeBase(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(src)])
+        got = [a.bindings for a in kb.stream("? ?x r ?y.", limit=3)]
+        assert got == [{"x": "n0000", "y": "n0001"}, {"x": "n0001", "y": "n0008"}, {"x": "n0002", "y": "n0015"}]
+        index = kb.graph._out[kb.graph.relation_id("r")]
+        assert isinstance(index, RelationIndex) and not index._full and len(index._rows) == 3
