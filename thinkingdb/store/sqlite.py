@@ -626,9 +626,10 @@ class Store:
         out: dict[str, str] = {}
         for i in range(0, len(keys), 500):
             part = keys[i:i + 500]
+            # through sources: each (origin, key) is a primary-key lookup, not a scan of every label
             out.update((k, lab) for k, lab, _ in self.conn.execute(
-                f"SELECT key, label, min(origin) FROM symbols WHERE key IN ({','.join('?' * len(part))}) "
-                "GROUP BY key", part))
+                "SELECT s.key, s.label, min(s.origin) FROM sources o JOIN symbols s ON s.origin = o.id "
+                f"WHERE s.key IN ({','.join('?' * len(part))}) GROUP BY s.key", part))
         return out
 
     def labels(self) -> dict[str, str]:
