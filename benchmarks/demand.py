@@ -5,7 +5,8 @@ edges, so the graph has cycles) is ingested once into ``--work``; then each ques
 ``thinkingdb query`` / ``thinkingdb why`` in a fresh process for every source tree given with
 ``--tree LABEL=PATH`` (``PATH`` is put first on ``PYTHONPATH``; ``after`` is this checkout), the trees
 interleaved, ``--repeat`` times. Printed per question and tree: median wall time, median CPU time
-(user + system) and median peak RSS of the process (its own ``getrusage``), the number of answers and how the run ended (``truncated``, exit code).
+(user + system) and median peak RSS of the process (its own ``getrusage``), the number of answers (TSV rows: no proofs are built; for ``why``,
+1 when a proof was printed) and how the run ended (the bound the CLI says stopped it, exit code).
 
     python benchmarks/demand.py --tree before=/tmp/before --repeat 3
 
@@ -54,7 +55,7 @@ def generate(path: str, facts: int, symbols: int, seed: int) -> None:
 
 def run(tree: str, db: str, argv: list[str], timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, THINKINGDB_DB=db)
-    cmd = [sys.executable, *CLI, "--json", *argv]
+    cmd = [sys.executable, *CLI, *argv] + (["--format", "tsv"] if argv[0] == "query" else [])
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/tmp")
     try:
@@ -67,14 +68,10 @@ def run(tree: str, db: str, argv: list[str], timeout: float) -> dict:
     for line in err.decode("utf-8", "replace").splitlines():
         if line.startswith("USAGE "):
             rss, cpu = int(line.split()[1]) / 1024, float(line.split()[2])
-    answers, truncated = None, None
-    try:
-        doc = json.loads(out)
-        if isinstance(doc, dict):
-            answers = len(doc.get("answers", [])) if "answers" in doc else (1 if doc.get("proof") or doc.get("fact") else 0)
-            truncated = doc.get("truncated")
-    except ValueError:
-        pass
+    text = err.decode("utf-8", "replace")
+    truncated = next((w for w in ("depth", "nodes", "derived", "time") if f"stopped at its {w} bound" in text), None)
+    lines = out.decode("utf-8", "replace").splitlines()
+    answers = max(len(lines) - 1, 0) if argv[0] == "query" else int(proc.returncode == 0)
     return {"wall": wall, "rss": rss, "cpu": cpu, "answers": answers, "truncated": truncated, "code": proc.returncode,
             "err": [x for x in err.decode("utf-8", "replace").strip().splitlines() if not x.startswith("USAGE")][-1:]
             if proc.returncode not in (0, 1) else []}

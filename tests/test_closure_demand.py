@@ -171,3 +171,22 @@ def test_the_closure_lane_is_goal_directed():
         assert ex.credits[uid].tier == "exact" and abs(ex.credits[uid].score - 0.731025) < 1e-12
     assert ex.truncated is None
     assert ex.stats["nodes"] == 4   # achilleside, ploinky, sandboxing, secure_execution
+
+
+def test_single_source_over_a_mapped_graph(tmp_path):
+    # reopened, the store's graph is memory-mapped: reach runs on its CSR arrays; same answers as the
+    # full closure over the same graph
+    import random
+    from thinkingdb.api import open_kb
+    rnd = random.Random(3)
+    src = tmp_path / "deps.tdb"
+    src.write_text("".join(f"n{rnd.randrange(40)} depends_on n{rnd.randrange(40)}.\n" for _ in range(120)))
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(src)])
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        g, rule_set = kb.graph, kb.rules
+        for text in ("? n5 depends_on ?x.", "? ?x depends_on n7.", "? n5 depends_on ?x, ?x depends_on n7."):
+            q = kb.parse_query(text)
+            got = evaluate(q, g, rule_set)
+            assert got.stats.engine == "transitive"
+            assert dump(got) == dump(evaluate(q, g, rule_set, goal_directed=False))

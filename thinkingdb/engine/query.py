@@ -150,7 +150,12 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
         if (not isinstance(pat.subject, Var) and s is None) or (not isinstance(pat.object, Var) and o is None):
             return []
         out = []
-        if s is not None or o is None:
+        if s is not None and o is not None and isinstance(pat.path, PathRel):   # a ground fact: look it up
+            rid = ids.find_rel(pat.path.relation)
+            score = None if rid is None else view.fact_score((s, rid, o))
+            if score is not None:
+                out.append(((s, o), score, lambda key=(s, rid, o): [key]))
+        elif s is not None or o is None:
             starts = [s] if s is not None else _all_starts(view, pat.path)
             for start in starts:
                 for end, (score, steps) in walks[i].run(start).items():

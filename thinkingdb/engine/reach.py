@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..model import Limits, PathInv, PathRel, Var
 from .proofs import Proof
 from .results import FactView
@@ -64,6 +66,8 @@ class _Lazy(_Closed):
 
     def _bfs(self, u: int, forward: bool) -> set[int]:
         index = [self.g._out[b] if forward else self.g._in[b] for b in self.bases]
+        if index and all(hasattr(ix, "_ptr") and not ix._full for ix in index):
+            return self._bfs_csr(u, index)
         seen: set[int] = set()
         frontier = [u]
         n = 0
@@ -85,6 +89,37 @@ class _Lazy(_Closed):
         self.computed += len(seen)
         return seen
 
+    def _bfs_csr(self, u: int, index) -> set[int]:
+        """The same search over a memory-mapped graph's CSR arrays, a layer at a time in numpy
+        (rows are never decoded into dicts)."""
+        n = max(max(ix._n_sym for ix in index), u + 1)
+        seen = np.zeros(n, dtype=bool)
+        frontier = np.array([u], dtype=np.int64)
+        while len(frontier):
+            parts = []
+            for ix in index:
+                keys, ptr, vals = ix._keys, ix._ptr, ix._vals
+                if not len(keys):
+                    continue
+                i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)
+                i = i[keys[i] == frontier]
+                lo, cnt = ptr[i].astype(np.int64), (ptr[i + 1] - ptr[i]).astype(np.int64)
+                total = int(cnt.sum())
+                if total:
+                    parts.append(vals[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)])
+            if not parts:
+                break
+            cand = np.unique(np.concatenate(parts))
+            cand = cand[~seen[cand]]
+            seen[cand] = True
+            frontier = cand
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                self.timed_out = True
+                break
+        out = set(np.flatnonzero(seen).tolist())
+        self.computed += len(out)
+        return out
+
     def reach_set(self, u: int) -> set[int]:
         got = self._fwd.get(u)
         if got is None:
@@ -95,7 +130,15 @@ class _Lazy(_Closed):
         return sorted(self.reach_set(u))
 
     def has(self, u: int, v: int) -> bool:
-        return v in self.reach_set(u)
+        """Is ``v`` reachable from ``u``? From whichever search is cached, else from the reverse
+        search of ``v`` (in a conjunction ``?x R c`` the constant end is the one that repeats)."""
+        fwd = self._fwd.get(u)
+        if fwd is not None:
+            return v in fwd
+        bwd = self._bwd.get(v)
+        if bwd is None:
+            bwd = self._bwd[v] = self._bfs(v, False)
+        return u in bwd
 
     def reverse(self, v: int) -> list[int]:
         got = self._bwd.get(v)
