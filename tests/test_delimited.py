@@ -90,8 +90,10 @@ def test_bad_column_specs(tmp_path, spec, message):
         ingest(tmp_path, "a.csv", "a,r,b\n", columns=spec)
 
 
+# a field the writer quotes as needed and that names a symbol: its key is not empty (NFKC folds
+# U+00A0 to a space, so '\xa0' alone names nothing and is refused, as it should be)
 FIELD = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=8).filter(
-    lambda t: t.strip(" \t\"'“”‘’«»`_-") and not t.lstrip().startswith("#"))
+    lambda t: symbol_key(t) and not t.lstrip().startswith("#"))
 
 
 @settings(max_examples=30)
