@@ -46,6 +46,15 @@ class Diagnostic:
                 "code": self.code or "syntax"}
 
 
+_SPLIT_CACHE: list = [None, []]   # the last text split into lines: one file's many errors split it once
+
+
+def _lines(text: str) -> list[str]:
+    if _SPLIT_CACHE[0] is not text:
+        _SPLIT_CACHE[0], _SPLIT_CACHE[1] = text, text.split("\n")
+    return _SPLIT_CACHE[1]
+
+
 def make_diagnostic(text: str, source: str, line: int, column: int, reason: str, code: str = "") -> Diagnostic:
     """Build a diagnostic with a caret snippet cut from ``text`` (long lines are windowed).
 
@@ -55,7 +64,7 @@ def make_diagnostic(text: str, source: str, line: int, column: int, reason: str,
         a b c d.
               ^
     """
-    lines = text.split("\n")
+    lines = _lines(text)
     raw = lines[line - 1] if 0 < line <= len(lines) else ""
     raw = raw.replace("\t", " ").replace("\r", "")
     start = max(0, column - 1 - SNIPPET_WIDTH // 2) if len(raw) > SNIPPET_WIDTH else 0

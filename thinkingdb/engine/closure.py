@@ -30,6 +30,7 @@ first ``max_nodes`` in canonical order).
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import time
 from dataclasses import dataclass
 from typing import Iterable
@@ -302,7 +303,25 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
                 if score < p[0] or (score == p[0] and (depth > p[1] or (depth == p[1] and canon(rule_idx, prems) >= canon(p[2], p[3])))):
                     return
             pending[head] = (score, depth, rule_idx, prems)
+            if capped is not None and p is None and cur is None:
+                keep_within_cap(head)
         return emit
+
+    # max_derived inside a round: of the new facts a round finds, only the canonically first ``room``
+    # that survive the demand and scope filters can be kept (see below), so pending holds at most that
+    # many: a later, canonically smaller one evicts the largest. Same facts kept, bounded memory.
+    capped: list | None = [] if limits.max_derived is not None else None
+
+    def keep_within_cap(head: tuple) -> None:
+        if admit is not None and admit(head) < state["round"]:
+            return                                  # dropped after the round anyway: not counted
+        if scope is not None and not (scope[head[0]] and scope[head[2]]):
+            return
+        a, b, c = ids.key_rank(head)
+        heapq.heappush(capped, (-a, -b, -c, head))
+        if len(capped) > state["room"]:
+            del pending[heapq.heappop(capped)[3]]
+            state["evicted"] = True
 
     emits = {id(p): make_emit(p) for ps in plans for p in ps}
 
@@ -333,8 +352,13 @@ def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternative
                     truncated = truncated or "depth"
                 break
             pending.clear()
+            if capped is not None:
+                capped.clear()
+                state.update(room=max(limits.max_derived - n_derived, 0), evicted=False, round=rounds + 1)
             firings += run_round(delta_by_rel)
             rounds += 1
+            if capped is not None and state["evicted"]:
+                truncated = truncated or "derived"
             if not pending:
                 break
             new_keys = [k for k in pending if k not in rec]

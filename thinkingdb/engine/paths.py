@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 import time
 
+from ..errors import QueryError
 from ..model import Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Triple
 from .proofs import Proof
 
@@ -72,13 +73,40 @@ def invert(path: Path) -> Path:
     return PathRepeat(invert(path.path), path.min, path.max)
 
 
-class _NFA:
-    """Thompson automaton; transitions are ``(relation id, forward?, to)``, plus epsilon moves."""
+MAX_STATES = 1_000_000   # automaton states a path may build; more is refused, never built
 
-    def __init__(self, path: Path, rel_id) -> None:
+
+def _states(p: Path, cap: int | None) -> int:
+    """Upper bound of the states :class:`_NFA` builds for ``p`` (repetitions capped as it caps them)."""
+    if isinstance(p, PathRel):
+        return 2
+    if isinstance(p, PathInv):
+        return _states(p.path, cap)
+    if isinstance(p, (PathSeq, PathAlt)):
+        return 2 + sum(_states(q, cap) for q in (p.parts if isinstance(p, PathSeq) else p.options))
+    inner = _states(p.path, cap)
+    extra = 1 if p.max is None or (cap is not None and p.max - p.min > cap * inner) else p.max - p.min
+    return 1 + (inner + 2) * (p.min + extra)
+
+
+class _NFA:
+    """Thompson automaton; transitions are ``(relation id, forward?, to)``, plus epsilon moves.
+
+    ``{m,n}`` with ``n - m`` beyond ``n_symbols`` times the inner automaton's states is built as
+    ``{m,}``: a best walk (highest score, then fewest steps) never repeats a (symbol, state) pair
+    past the first ``m`` rounds, so no best walk is that long and the answers are the same. A path
+    that would still need more than :data:`MAX_STATES` states is refused with a :class:`QueryError`.
+    """
+
+    def __init__(self, path: Path, rel_id, n_symbols: int | None = None) -> None:
         self.eps: list[list[int]] = []
         self.trans: list[list[tuple[int, bool, int]]] = []
         self.rel_id = rel_id
+        self.cap = n_symbols
+        need = _states(path, n_symbols)
+        if need > MAX_STATES:
+            raise QueryError(f"the path {path} would need about {need:,} automaton states (the limit is "
+                             f"{MAX_STATES:,}); lower its repetition bounds or use + / *")
         self.start, self.accept = self._build(path, True)
 
     def _state(self) -> int:
@@ -105,7 +133,7 @@ class _NFA:
                 self.eps[y].append(b)
             return a, b
         pieces = [lambda: self._build(p.path, fwd)] * p.min
-        if p.max is None:
+        if p.max is None or (self.cap is not None and p.max - p.min > self.cap * _states(p.path, self.cap)):
             pieces.append(lambda: self._star(p.path, fwd))
         else:
             pieces += [lambda: self._optional(p.path, fwd)] * (p.max - p.min)
@@ -162,7 +190,7 @@ class PathWalk:
         if simple is not None:
             rid = view.ids.find_rel(simple[0])
             self.simple = (-1 if rid is None else rid,) + simple[1:]
-        self.nfa = None if self.simple is not None else _NFA(path, view.ids.find_rel)
+        self.nfa = None if self.simple is not None else _NFA(path, view.ids.find_rel, view.ids.n_syms)
 
     def _nbrs(self, r: int, fwd: bool, u: int) -> dict[int, float]:
         if r < 0:

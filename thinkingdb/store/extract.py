@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Iterator, Mapping
 
 MAX_WORDS = 8
+WINDOW = 240   # characters around a phrase searched for its subject and object (keeps long sentences linear)
 
 # phrase (words separated by single spaces) -> relation; a leading "^" stores the fact reversed.
 DEFAULT_PHRASES: dict[str, str] = {
@@ -112,9 +113,10 @@ def split_sentences(text: str) -> list[Sentence]:
     for m in _SENT_END.finditer(text):
         end = m.end()
         if m.group()[0] == ".":
-            before = text[start:m.start()]
-            word = re.search(r"(\S+)$", before)
-            token = word.group(1).lower() if word else ""
+            i = m.start()                      # the word before the period, found backwards: linear overall
+            while i > start and not text[i - 1].isspace():
+                i -= 1
+            token = text[i:m.start()].lower()
             bare = token.lstrip("(\"'\u201c")
             nxt = text[end:end + 40].lstrip()
             upper_next = bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or nxt[0] in "\"'\u201c(")
@@ -210,9 +212,10 @@ def extract_sentence(sentence: str, phrases: Mapping[str, str] | None = None
     pattern, table = _matcher(tuple(sorted((phrases or {}).items())))
     for m in pattern.finditer(sentence):
         phrase = " ".join(m.group().lower().split())
-        subj, obj = _subject(sentence[:m.start()]), _object(sentence[m.end():])
+        before = sentence[max(0, m.start() - WINDOW):m.start()]
+        subj, obj = _subject(before), _object(sentence[m.end():m.end() + WINDOW])
         if not (_ok(subj) and _ok(obj)):
-            if subj is None and _NEGATION.search(sentence[:m.start()]):
+            if subj is None and _NEGATION.search(before):
                 return None
             continue
         rel = table[phrase]
