@@ -487,6 +487,9 @@ def parse(text: str, source: str = "<string>") -> ast.Document:
             errors.extend(errs)
         except (UnexpectedInput, VisitError, LarkError):
             diagnostics.extend(_collect_errors(text, source, chunk, pending_start))
+        except RecursionError:   # e.g. 20,000 nested ^ or parentheses: a statement too deep to build
+            diagnostics.append(make_diagnostic(text, source, pending_start, 1, "this statement is nested too "
+                                               "deeply to read (thousands of nested parentheses or ^)"))
         pending.clear()
 
     for lineno, line in enumerate(lines, 1):

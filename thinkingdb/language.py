@@ -83,7 +83,8 @@ class _Compiler:
             return s, rel.text, o
         words = rel.text.split(" ")
         known = self.vocab.aliases
-        spans = [(i, j) for i in range(len(words)) for j in range(i + 1, len(words) + 1)
+        longest_alias = max((k.count("_") + 1 for k in known), default=0)   # spans longer match nothing
+        spans = [(i, j) for i in range(len(words)) for j in range(i + 1, min(len(words), i + longest_alias) + 1)
                  if relation_key(" ".join(words[i:j])) in known
                  and (i == 0 or not isinstance(s, ast.Variable))
                  and (j == len(words) or not isinstance(o, ast.Variable))]
@@ -273,7 +274,13 @@ def compile_source(text: str, source: str = "<string>", vocab: Vocabulary | None
     >>> [str(f.triple) for f, _ in p.facts]
     ['secure_execution is_a goal', 'x depends_on y', 'c part_of w']
     """
-    return compile_document(parse_source(text, source), text, vocab)
+    try:
+        return compile_document(parse_source(text, source), text, vocab)
+    except RecursionError:   # a statement nested thousands deep (^^^^…r, ((((…))))): name its line
+        lines = text.split("\n")
+        deepest = max(range(len(lines)), key=lambda i: sum(map(lines[i].count, "^(")))
+        raise ParseError([Diagnostic(source, deepest + 1, 1, "this statement is nested too deeply to read "
+                                     "(thousands of nested parentheses or ^)", lines[deepest][:80], 1)]) from None
 
 
 def parse_query(text: str, vocab: Vocabulary | None = None) -> Query:

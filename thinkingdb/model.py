@@ -30,7 +30,10 @@ def check_unit_float(value: float, what: str, *, low: float = 0.0, high: float =
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValidationError(f"{what} must be a number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:   # an integer beyond any float, e.g. 10**400
+        raise ValidationError(f"{what} must be a finite number, got an integer of {len(str(value))} digits") from None
     if not math.isfinite(value):
         raise ValidationError(f"{what} must be a finite number, got {value!r}")
     if value > high or value < low or (low_open and value == low):

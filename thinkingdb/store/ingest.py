@@ -416,6 +416,12 @@ def read_jsonl(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
             except ValidationError as exc:
                 batch.rejects.append(_reject(source, line_no, 1, str(exc), text.rstrip()))
                 continue
+            except RecursionError:
+                batch.rejects.append(_reject(source, line_no, 1, "JSON nested too deeply to read", text[:200]))
+                continue
+            except ValueError as exc:   # e.g. an integer of more than 4,300 digits
+                batch.rejects.append(_reject(source, line_no, 1, f"invalid JSON: {exc}", text[:200]))
+                continue
             where = _lone_surrogate(obj) if _SURROGATE_ESCAPE.search(text) else None
             if where is not None:
                 batch.rejects.append(_reject(source, line_no, 1, f"{where} is not valid Unicode: a lone surrogate "
