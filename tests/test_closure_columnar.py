@@ -195,3 +195,26 @@ def test_chunked_and_pruned_rounds_agree(fs, rules, limits):
     with mock.patch.object(columnar, "CHUNK", 2), mock.patch.object(columnar, "COMPACT", 3):
         _, ref, col = run_both(fs, rules, limits=limits)
     assert readout(col) == readout(ref)
+
+
+def test_mapped_graph_is_read_as_arrays(tmp_path):
+    """On a store's memory-mapped graph the columnar engine reads relations from the file's arrays
+    (never decoding them into dicts) and derives what it derives on the in-memory graph."""
+    from thinkingdb.api import KnowledgeBase
+    from thinkingdb.engine.mapped import RelationIndex
+
+    text = ("a r b.\nb r c @0.5.\nc r a.\nc s d @0.9.\nd s a.\n"
+            "rule step @0.9: ?x r ?y, ?y s ?z => ?x r ?z.\nrule back: ?x s ?y => ?y t ?x.\n")
+    src = tmp_path / "kb.tdb"
+    src.write_text(text, encoding="utf-8")
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    kb.ingest([str(src)])
+    mem = KnowledgeBase(str(tmp_path / "kb.sqlite"), graph_file=False)
+    rules = templates(0.95, 0.5)["linear"] + (Rule("mix", (Atom(X, "r", Y), Atom(Y, "s", Z)), Atom(X, "r", Z), 0.9),)
+    assert kb.graph.is_mapped and not mem.graph.is_mapped
+    col = closure(kb.graph, rules, engine="columnar")
+    assert col.stats.engine == "columnar"
+    assert all(isinstance(ix, RelationIndex) for ix in kb.graph._out)   # nothing decoded whole
+    assert readout(col) == readout(closure(mem.graph, rules, engine="reference"))
+    kb.close()
+    mem.close()

@@ -220,6 +220,22 @@ class RelationIndex(Mapping):
     def values(self):
         return self.full().values()
 
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every ``(bound end, other end, confidence)`` as arrays read straight from the file, rows not
+        decoded into dicts (the columnar engine loads relations this way)."""
+        if not len(self._keys):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+        ptr = np.asarray(self._ptr, dtype=np.int64)
+        lo, hi = int(ptr[0]), int(ptr[-1])
+        if not 0 <= lo <= hi <= len(self._vals) or np.any(np.diff(ptr) <= 0):
+            raise self._corrupt("row pointers")
+        vals = np.asarray(self._vals[lo:hi], dtype=np.int64)
+        if vals.min() < 0 or vals.max() >= self._n_sym:
+            raise self._corrupt("symbol id")
+        lead = np.repeat(np.asarray(self._keys, dtype=np.int64), np.diff(ptr))
+        conf = np.ones(hi - lo) if self._conf is None else np.asarray(self._conf[lo:hi], dtype=np.float64)
+        return lead, vals, conf
+
     def all_ones(self) -> bool:
         """Is every confidence of this relation 1 (without decoding a row when the file says so)?"""
         if self._conf is None:
