@@ -45,7 +45,7 @@ _TIER_RANK = {"exact": 0, "strong": 1, "weak": 2, "partial": 3}
 _SPLIT = re.compile(r"[\W_]+", re.UNICODE)
 _CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
-MAX_WORDS = 8
+MAX_WORDS = 24   # longest symbol name matched, in words (ontology term names run past ten)
 
 
 def words(text: str) -> list[str]:
@@ -90,6 +90,34 @@ class SymbolMatcher:
     def _stem(self, w: str) -> str:
         t = self._tok.analyze_word(w)
         return t[0] if t else w
+
+    def stem(self, word: str) -> str:
+        """The stem symbols and relations are matched on (a case-folded word from :func:`words`).
+
+        >>> SymbolMatcher([], []).stem("regulated")
+        'regul'
+        """
+        return self._stem(word)
+
+    def symbol_spans(self, stems: list[str]) -> list[tuple[str, int, int]]:
+        """``(symbol key, start, end)`` over a list of word stems, longest match first, left to right.
+
+        >>> m = SymbolMatcher(["cell", "cell_wall"], [])
+        >>> m.symbol_spans([m.stem(w) for w in words("is the cell wall part of a cell")])
+        [('cell_wall', 2, 4), ('cell', 7, 8)]
+        """
+        out: list[tuple[str, int, int]] = []
+        i = 0
+        while i < len(stems):
+            for n in range(min(MAX_WORDS, len(stems) - i), 0, -1):
+                keys = self._sym.get(tuple(stems[i:i + n]))
+                if keys:
+                    out.extend((k, i, i + n) for k in sorted(keys))
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
 
     def _add(self, table: dict, ws: list[str], key: str) -> None:
         if not ws or len(ws) > MAX_WORDS:
@@ -142,6 +170,7 @@ class Expansion:
     limits: Limits | None
     truncated: str | None
     stats: dict = field(default_factory=dict)
+    priority: tuple[str, ...] = ()   # units carrying an answer, ranked above the rest in this order
 
 
 def _tier(t: Triple, q: set[str], rels: set[str]) -> str | None:

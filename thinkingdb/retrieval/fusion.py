@@ -32,7 +32,7 @@ import math
 from typing import Iterable, Mapping, Sequence
 
 __all__ = ["bm25_ideal", "normalize_bm25", "normalize_hdc", "HDC_SCALE", "clip01", "weighted_fusion", "rrf_fusion", "rank",
-           "apply_thresholds"]
+           "apply_thresholds", "cut_reasons"]
 
 
 def bm25_ideal(idfs: Iterable[float], max_field_weight: float = 1.5) -> float:
@@ -125,28 +125,38 @@ def rank(scores: Mapping[str, float]) -> list[tuple[str, float]]:
 
 
 def apply_thresholds(ranked: Sequence[tuple[str, float]], *, min_score: float, gap: float, max_results: int,
-                     floor: Mapping[str, float] | None = None,
-                     pinned: Iterable[str] = ()) -> tuple[list[tuple[str, float]], dict[str, int]]:
+                     floor: Mapping[str, float] | None = None, pinned: Iterable[str] = (),
+                     priority: Sequence[str] = ()) -> tuple[list[tuple[str, float]], dict[str, int]]:
     """Min score, then gap (``score >= top × gap``), then max results; returns the kept list and how
     many each step dropped. ``floor``: the value compared with ``min_score`` when it is not the ranking
     score (RRF). ``pinned`` ids pass both thresholds and are kept first by the ``max_results`` cut.
+    ``priority`` ids (units carrying an answer, in the order given) pass both thresholds too, are kept
+    before everything else and come first in the kept list.
 
     >>> r = [("a", 1.0), ("b", 0.6), ("c", 0.45), ("d", 0.2), ("e", 0.1)]
     >>> apply_thresholds(r, min_score=0.15, gap=0.5, max_results=3)
     ([('a', 1.0), ('b', 0.6)], {'min_score': 1, 'gap': 2, 'max_results': 0})
     >>> apply_thresholds(r, min_score=0.0, gap=0.0, max_results=2, pinned=["e"])[0]
     [('a', 1.0), ('e', 0.1)]
+    >>> apply_thresholds(r, min_score=0.15, gap=0.5, max_results=3, priority=["e", "d"])[0]
+    [('e', 0.1), ('d', 0.2), ('a', 1.0)]
     """
-    pins = set(pinned)
-    value = floor if floor is not None else dict(ranked)
+    present = dict(ranked)
+    prio = [u for u in dict.fromkeys(priority) if u in present]
+    pins = set(pinned) | set(prio)
+    value = floor if floor is not None else present
     after_min = [(u, s) for u, s in ranked if u in pins or value.get(u, 0.0) >= min_score]
     dropped = {"min_score": len(ranked) - len(after_min)}
     top = after_min[0][1] if after_min else 0.0
     after_gap = [(u, s) for u, s in after_min if u in pins or s >= top * gap]
     dropped["gap"] = len(after_min) - len(after_gap)
     if len(after_gap) > max_results:
-        keep = {u for u, _ in after_gap if u in pins}
-        keep = set(sorted(keep, key=[u for u, _ in after_gap].index)[:max_results])
+        keep = set(prio[:max_results])
+        order = [u for u, _ in after_gap]
+        for u in sorted((u for u in pins if u not in keep), key=order.index):
+            if len(keep) >= max_results:
+                break
+            keep.add(u)
         for u, _ in after_gap:
             if len(keep) >= max_results:
                 break
@@ -155,4 +165,34 @@ def apply_thresholds(ranked: Sequence[tuple[str, float]], *, min_score: float, g
     else:
         final = list(after_gap)
     dropped["max_results"] = len(after_gap) - len(final)
+    if prio:
+        first = [(u, present[u]) for u in prio if any(u == v for v, _ in final)]
+        final = first + [(u, s) for u, s in final if u not in set(prio)]
     return final, dropped
+
+
+def cut_reasons(ranked: Sequence[tuple[str, float]], kept: Iterable[str], ids: Iterable[str], *, min_score: float,
+                gap: float, floor: Mapping[str, float] | None = None, pinned: Iterable[str] = ()) -> dict[str, str]:
+    """Why each of ``ids`` is not among ``kept``: ``min_score``, ``gap``, ``max_results``, or
+    ``no lane found it`` (the same rules as :func:`apply_thresholds`, for the trace).
+
+    >>> r = [("a", 1.0), ("b", 0.6), ("c", 0.45), ("d", 0.1)]
+    >>> cut_reasons(r, ["a"], ["a", "b", "c", "d", "z"], min_score=0.15, gap=0.5)
+    {'a': 'kept', 'b': 'max_results', 'c': 'gap', 'd': 'min_score', 'z': 'no lane found it'}
+    """
+    present, kept, pins = dict(ranked), set(kept), set(pinned)
+    value = floor if floor is not None else present
+    top = next((s for u, s in ranked if u in pins or value.get(u, 0.0) >= min_score), 0.0)
+    out = {}
+    for u in ids:
+        if u in kept:
+            out[u] = "kept"
+        elif u not in present:
+            out[u] = "no lane found it"
+        elif u not in pins and value.get(u, 0.0) < min_score:
+            out[u] = "min_score"
+        elif u not in pins and present[u] < top * gap:
+            out[u] = "gap"
+        else:
+            out[u] = "max_results"
+    return out

@@ -166,6 +166,8 @@ class Lanes:
         self._rules: _LRU = _LRU()
         self._labels: _LRU = _LRU()
         self._all_labels: dict[str, str] | None = None
+        self._readers: _LRU = _LRU()
+        self._topics: dict[str, list[str]] | None = None
         self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
 
@@ -195,7 +197,9 @@ class Lanes:
         if "closure" in lanes:
             steps += [("fact graph", None, lambda: self.state.graph), ("fact provenance", None, lambda: self.facts),
                       ("view graph", None, lambda: self.graph(view)), ("symbol matcher", None,
-                                                                        lambda: self.matcher(view))]
+                                                                        lambda: self.matcher(view)),
+                      ("question reader", None, lambda: self.question_reader(view)),
+                      ("topic units", None, self.topic_units)]
         out = {}
         for name, key, step in steps:
             t0 = time.perf_counter()
@@ -329,6 +333,37 @@ class Lanes:
         """The rules ``view`` may use: public ones and those of its visible restricted units."""
         key = "all" if view.everything else view.fingerprint
         return self._rules.get_or(key, lambda: self.state.rules_for(self.visible_unit(view)))
+
+    def question_reader(self, view: View):
+        """The :class:`~thinkingdb.retrieval.question.QuestionReader` of ``view``: its symbol matcher,
+        the relations of its graph and rules, the store's aliases, inverse names and extraction phrases."""
+        key = "all" if view.everything else view.fingerprint
+
+        def build():
+            from .question import QuestionReader
+            vocab = self.kb.store.vocabulary()
+            relations = set(self.graph(view).relations()) | {r.head.relation for r in self.rules(view)}
+            return QuestionReader(self.matcher(view), sorted(relations), aliases=vocab.aliases,
+                                  inverses=vocab.inverses)
+        return self._readers.get_or(key, build)
+
+    def topic_units(self) -> dict[str, list[str]]:
+        """Symbol key → the units whose topic is that symbol (the units *about* it; filtered by the
+        caller's visibility where used)."""
+        if self._topics is None:
+            from ..errors import ValidationError
+            from ..normalize import symbol_key
+            graph = self.state.graph
+            topics: dict[str, list[str]] = {}
+            for u in self.units:
+                try:
+                    key = symbol_key(u.topic) if u.topic else None
+                except ValidationError:   # a topic of quotes and spaces names no symbol
+                    key = None
+                if key is not None and graph.symbol_id(key) is not None:
+                    topics.setdefault(key, []).append(u.id)
+            self._topics = topics
+        return self._topics
 
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""

@@ -10,8 +10,10 @@
   trace therefore only ever name visible units and facts.
 * **Escalation.** With ``hdc = "escalate"`` HDC runs only when fewer than ``min_acceptable`` BM25 hits
   reach ``min_score`` after normalization (:mod:`thinkingdb.retrieval.fusion`); the trace says whether it ran.
-* **Closure lane.** See :mod:`thinkingdb.retrieval.expansion`: seeds are the best lane units (those reaching
-  ``min_score``, at most ``closure.seed_units``) and the query's symbols.
+* **Closure lane.** A relational question's asks (:mod:`.question`) are answered goal-directed and
+  the units carrying an answer rank first, the asked symbol's own unit ahead (:mod:`.answers`);
+  otherwise the closure runs from the seeds (:mod:`.expansion`). The trace's ``explain`` says whether
+  an answer was found and which threshold cut a unit of the best chain.
 * **Decomposition** (``decompose``): a long query's BM25 lane runs as sub-queries of two consecutive
   content words, combined with the intersection bonus (:mod:`thinkingdb.retrieval.decompose`); HDC and the
   closure still see the whole query. The trace lists the sub-queries.
@@ -44,7 +46,7 @@ from lexical.errors import check_text
 
 from ..store.access import Caller, parse_date
 from ..errors import ThinkingDBError, ValidationError, translate
-from .fusion import (apply_thresholds, bm25_ideal, clip01, normalize_bm25, normalize_hdc, rank, rrf_fusion,
+from .fusion import (apply_thresholds, bm25_ideal, clip01, cut_reasons, normalize_bm25, normalize_hdc, rank, rrf_fusion,
                      weighted_fusion)
 from .alignment import AlignmentParams
 from .profiles import Profile, get_profile
@@ -248,16 +250,16 @@ def _search(kb, text: str, p: Profile, caller: Caller, day: _dt.date, role: str 
         hdc_info["hits"] = len(hdc_hits)
     trace["lanes"]["hdc"] = hdc_info
 
-    expansion = None
+    expansion = question = None
     if p.expansion_depth > 0:
-        expansion = _closure_lane(kb, lanes, view, text, p, scores, timings)
+        expansion, question = _closure_lane(kb, lanes, view, text, p, scores, timings)
         scores["closure"] = {u: clip01(c.score) for u, c in expansion.credits.items()}
         order["closure"] = [u for u, _ in rank(scores["closure"])]
         trace["lanes"]["closure"] = _closure_trace(expansion, p)
     else:
         trace["lanes"]["closure"] = {"ran": False, "reason": "expansion_depth is 0"}
     aligner = _aligner(kb, params, features) if p.alignment else None
-    return _finish(p, trace, scores, order, raw, expansion, timings, t_all, aligner)
+    return _finish(p, trace, scores, order, raw, expansion, timings, t_all, aligner, question)
 
 
 def _aligner(kb, params: AlignmentParams | None, features: Mapping[str, Any]):
@@ -295,25 +297,31 @@ def _aligner(kb, params: AlignmentParams | None, features: Mapping[str, Any]):
 
 
 def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
+    """The question's asks answered goal-directed (:mod:`.answers`); when it has none, or they find no
+    answer, the closure from the seeds (:mod:`.expansion`)."""
+    from .answers import answer_asks, answering_priority
     from .expansion import expand
     t0 = time.perf_counter()
-    graph = lanes.graph(view)
-    matcher = lanes.matcher(view)
-    facts = lanes.facts
+    graph, matcher, facts, visible = lanes.graph(view), lanes.matcher(view), lanes.facts, lanes.visible_unit(view)
+    rules = lanes.rules(view)
+    question = lanes.question_reader(view).read(text)
     timings["closure_prepare"] = _ms(t0)
-    t0 = time.perf_counter()
-    pre = weighted_fusion({k: v for k, v in scores.items()},
-                          {"bm25": p.weights.bm25, "hdc": p.weights.hdc}, p.weights.agreement)
-    seeds = [u for u, s in rank(pre) if s >= p.min_score][:p.closure.seed_units]
-    symbols, relations = matcher.match(text)
-    timings["seeds"] = _ms(t0)
-    t0 = time.perf_counter()
     b = p.closure
-    exp = expand(graph, lanes.rules(view), facts.unit_facts, facts.fact_units, lanes.visible_unit(view), seeds, symbols,
-                 relations, depth=p.expansion_depth, max_nodes=b.max_nodes, max_derived=b.max_derived,
-                 timeout_ms=b.timeout_ms, partial_weight=b.partial_weight)
-    timings["closure"] = _ms(t0)
-    return exp
+    bounds = dict(depth=p.expansion_depth, max_nodes=b.max_nodes, max_derived=b.max_derived, timeout_ms=b.timeout_ms)
+    t0 = time.perf_counter()
+    exp = answer_asks(graph, rules, question, facts.fact_units, visible, lanes.topic_units(), **bounds)
+    timings["answers"] = _ms(t0)
+    if exp.stats.get("best_chain") is None:
+        t0 = time.perf_counter()
+        pre = weighted_fusion({k: v for k, v in scores.items()},
+                              {"bm25": p.weights.bm25, "hdc": p.weights.hdc}, p.weights.agreement)
+        seeds = [u for u, s in rank(pre) if s >= p.min_score][:b.seed_units]
+        symbols, relations = matcher.match(text)
+        general = expand(graph, rules, facts.unit_facts, facts.fact_units, visible, seeds, symbols, relations,
+                         partial_weight=b.partial_weight, **bounds)
+        exp = answering_priority(general, facts.fact_units, visible, asks=exp.stats["asks"])
+        timings["closure"] = _ms(t0)
+    return exp, question
 
 
 def _closure_trace(exp, p: Profile) -> dict:
@@ -327,7 +335,8 @@ def _closure_trace(exp, p: Profile) -> dict:
             "stats": exp.stats, **({} if lim is not None else {"reason": "no query symbol in the view's facts"})}
 
 
-def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all, aligner) -> SearchResult:
+def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all, aligner,
+            question=None) -> SearchResult:
     t0 = time.perf_counter()
     weights = {"bm25": p.weights.bm25, "hdc": p.weights.hdc, "closure": p.weights.closure}
     if p.fusion == "rrf":
@@ -338,9 +347,15 @@ def _finish(p: Profile, trace, scores, order, raw, expansion, timings, t_all, al
         floor = None
     ranked = rank(fused)
     pinned = expansion.pinned if expansion is not None else frozenset()
+    priority = expansion.priority if expansion is not None else ()
     kept, dropped = apply_thresholds(ranked, min_score=p.min_score, gap=p.gap, max_results=p.max_results,
-                                     floor=floor, pinned=pinned)
+                                     floor=floor, pinned=pinned, priority=priority)
     timings["fusion"] = _ms(t0)
+    if question is not None:
+        from .answers import explain
+        trace["lanes"]["closure"]["explain"] = explain(question, expansion, lambda ids: cut_reasons(
+            ranked, [u for u, _ in kept], ids, min_score=p.min_score, gap=p.gap, floor=floor,
+            pinned=set(pinned) | set(priority)))
     aligned: dict[str, tuple[float, str]] = {}
     if aligner is not None:
         t0 = time.perf_counter()

@@ -1,0 +1,200 @@
+"""The closure lane for a relational question: answer each ask goal-directed, rank its proofs' units.
+
+When :mod:`thinkingdb.retrieval.question` reads asks in a question ("what is A part of" asks
+``A part_of ?x``), each ask is answered by a closure scoped to what its answers can rest on: the
+rules that can derive the relation (:func:`~thinkingdb.engine.rules.relevant_rules`) and, when they
+are all chains, only the directions a proof can walk from the asked symbol
+(:func:`~thinkingdb.engine.query.demand`); otherwise the closure is seeded with the symbol alone.
+Bounds are the profile's (``max_depth`` = expansion depth, ``max_nodes``, ``max_derived``,
+``timeout_ms``); a bound that cut a run short is reported per ask.
+
+Every answer is a candidate fact with its best proof, in the tiers of
+:mod:`thinkingdb.retrieval.expansion`: ``exact`` when the answer is another symbol the question
+names, else ``strong`` when the question names one symbol and ``weak`` when it names more (a weak
+answer is credited but neither pinned nor given priority). Candidates are taken best first — tier, then proof score, then the fact's
+canonical order — up to ``max_answers`` per ask (a cut that is reported). Each visible unit asserting
+a leaf of a candidate's proof is credited with ``proof score × tier factor``.
+
+**Priority** (the order in which units carrying an answer are ranked above every lexical
+neighbour): the asked symbols' own units (a unit whose topic is the symbol) first, then, candidate by
+candidate, the units of its proof's leaves followed by the unit of the answer itself (credited with
+the tier ``answer``; the asked symbol's unit, when no leaf credits it, with ``subject``: both carry
+the candidate's proof). A chain's units
+therefore come together, and the results hold whole answering chains before partial ones.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from functools import lru_cache
+from typing import Callable, Iterable, Mapping
+
+from ..engine.proofs import Proof
+from ..model import Limits, PathRel, Query, QueryPattern, Triple, Var
+from .expansion import TIERS, Credit, Expansion
+from .question import Ask, Question
+
+__all__ = ["answer_asks", "answering_priority", "explain", "MAX_ANSWERS"]
+
+MAX_ANSWERS = 64   # candidate answers credited per ask (best first)
+_TIER = ("exact", "strong", "weak")
+_RANK = {t: i for i, t in enumerate(_TIER)}
+
+
+@lru_cache(maxsize=256)
+def _plan(rules: tuple, relation: str, role: str) -> tuple[tuple, dict | None]:
+    """The rules that can derive ``relation`` and the directions a proof can walk from the asked
+    symbol (None: not all chains), per rule set, relation and role."""
+    from ..engine.query import demand
+    from ..engine.rules import relevant_rules
+    rel_rules = relevant_rules(rules, [relation])
+    x, k = Var("x"), "k"
+    pattern = (QueryPattern(k, PathRel(relation), x) if role == "subject" else QueryPattern(x, PathRel(relation), k))
+    plan = demand(Query((pattern,)), rel_rules) if rel_rules else None
+    return rel_rules, None if plan is None else plan[1]
+
+
+def _run(graph, rules, ask: Ask, limits: Limits):
+    """The closure for one ask, goal-directed when the rules allow it."""
+    from ..engine.closure import closure
+    rel_rules, directions = _plan(rules, ask.relation, ask.role)
+    return closure(graph, rel_rules, seeds=[ask.symbol], limits=limits, directions=directions), directions is not None
+
+
+def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Mapping[str, float]],
+                visible: Callable[[str], bool], topic_units: Mapping[str, Iterable[str]], *, depth: int,
+                max_nodes: int, max_derived: int, timeout_ms: float,
+                max_answers: int = MAX_ANSWERS) -> Expansion:
+    """Answer the question's asks over ``graph`` and credit units (see the module docstring).
+
+    Asks whose symbol is not in ``graph`` or whose relation neither occurs in it nor heads a rule
+    are left out; the trace lists what was kept.
+    """
+    rules = tuple(rules)
+    t0 = time.perf_counter()
+    heads = {r.head.relation for r in rules}
+    asks = [a for a in question.asks if graph.symbol_id(a.symbol) is not None
+            and (graph.relation_id(a.relation) is not None or a.relation in heads)]
+    named = {s for s in question.symbols if graph.symbol_id(s) is not None}
+    limits = Limits(max_depth=depth, max_nodes=1 + max_nodes, max_derived=max_derived, timeout_ms=timeout_ms)
+    cands: list[tuple[int, float, Triple, object, str, Ask]] = []   # tier rank, -score, fact, key, answer
+    per_ask: list[dict] = []
+    views = {}
+    truncated = None
+    for ask in asks:
+        t1 = time.perf_counter()
+        res, directed = _run(graph, rules, ask, limits)
+        truncated = truncated or res.truncated
+        ids = res.ids
+        s, r = ids.find_sym(ask.symbol), ids.find_rel(ask.relation)
+        found = {} if s is None or r is None else (res.out(r, s) if ask.role == "subject" else res.inn(r, s))
+        mine = []
+        for other, score in found.items():
+            other_key = ids.sym_key(other)
+            key = (s, r, other) if ask.role == "subject" else (other, r, s)
+            tier = "exact" if other_key in named and other_key != ask.symbol else "strong" if len(named) == 1 else "weak"
+            mine.append((_RANK[tier], -score * TIERS[tier], ids.key_rank(key), key, other_key))
+        mine.sort()
+        views[id(res)] = res
+        for tr, neg, _, key, other_key in mine[:max_answers]:
+            cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
+        per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
+                        "goal_directed": directed, "truncated": res.truncated,
+                        "ms": round((time.perf_counter() - t1) * 1000, 3)})
+    t_credit = time.perf_counter()
+    cands.sort(key=lambda c: (c[0], c[1], c[2]))
+    credits: dict[str, Credit] = {}
+    pinned: set[str] = set()
+    priority: list[str] = []
+    seen: set[str] = set()
+
+    def push(uid: str) -> None:
+        if uid not in seen:
+            seen.add(uid)
+            priority.append(uid)
+
+    def credit(uid: str, tier: str, score: float, fact: Triple, proof: Proof, first: bool = True) -> None:
+        if uid not in credits:
+            credits[uid] = Credit(uid, score, tier, fact, proof)
+        if first:
+            push(uid)
+
+    best: dict[Ask, tuple] = {}
+    for c in cands:
+        if c[0] < _RANK["weak"]:
+            best.setdefault(c[5], c)
+    for ask in asks:
+        for uid in sorted(topic_units.get(ask.symbol, ())):
+            if visible(uid) and ask in best:
+                tr, neg, fact, (res, key), _, _ = best[ask]
+                credit(uid, "subject", -neg, fact, res.fact_proof(key))
+            elif visible(uid):
+                push(uid)
+    for tr, neg, fact, (res, key), other_key, ask in cands:
+        proof: Proof = res.fact_proof(key)
+        tier = _TIER[tr]
+        for leaf in proof.leaves():
+            for uid in sorted(fact_units.get(leaf, ())):
+                if visible(uid):
+                    if proof.kind == "asserted" and tier != "weak":
+                        pinned.add(uid)
+                    credit(uid, tier, -neg, fact, proof, tier != "weak")
+        for uid in sorted(topic_units.get(other_key, ())):
+            if visible(uid):
+                credit(uid, "answer", -neg, fact, proof, tier != "weak")
+    chain = None
+    if cands and cands[0][0] < _RANK["weak"]:
+        tr, neg, fact, (res, key), _, _ = cands[0]
+        chain = {"fact": str(fact), "units": _leaf_units(res.fact_proof(key), fact_units, visible)}
+    stats = {"asks": per_ask, "candidates": len(cands), "best_chain": chain,
+             "closure_ms": round((t_credit - t0) * 1000, 3),
+             "credit_ms": round((time.perf_counter() - t_credit) * 1000, 3)}
+    return Expansion(credits, frozenset(pinned), tuple(sorted({a.symbol for a in question.asks})),
+                     question.relations, (), len(named), limits, truncated, stats, tuple(priority))
+
+
+def _leaf_units(proof: Proof, fact_units, visible) -> list[str]:
+    return list(dict.fromkeys(u for leaf in proof.leaves() for u in sorted(fact_units.get(leaf, ())) if visible(u)))
+
+
+def answering_priority(exp: Expansion, fact_units, visible, asks: list | None = None) -> Expansion:
+    """The general closure lane's expansion with its answer-carrying units (tiers exact and strong,
+    best candidate first) as the priority, and its best answering chain (and ``asks``, the
+    outcome of the asks that found none) in the stats."""
+    carriers = [u for u, c in exp.credits.items() if c.tier in ("exact", "strong")]
+    best = next((c for c in exp.credits.values() if c.tier in ("exact", "strong")), None)
+    chain = None if best is None else {"fact": str(best.fact), "units": _leaf_units(best.proof, fact_units, visible)}
+    extra = {} if not asks else {"asks": asks}
+    return replace(exp, priority=tuple(carriers), stats={**exp.stats, "best_chain": chain, **extra})
+
+
+def explain(question: Question, exp: Expansion | None, reasons: Callable[[list[str]], dict[str, str]]) -> dict:
+    """The trace's account of a relational question: what was asked, whether the closure found an
+    answer, and why a unit of the best answering chain (or any answer-carrying unit) was cut.
+
+    ``reasons`` maps unit ids to ``kept`` or the threshold that cut them
+    (:func:`~thinkingdb.retrieval.fusion.cut_reasons`).
+    """
+    out: dict = {"question": question.to_json()}
+    stats = {} if exp is None else exp.stats
+    asks = stats.get("asks")
+    if asks is not None:
+        out["asks"] = asks
+    chain = stats.get("best_chain")
+    out["answered"] = chain is not None
+    if exp is None or exp.limits is None:
+        out["reason"] = "no symbol of the question is in the caller's facts"
+    elif chain is None:
+        if not question.asks:
+            named = "no relation phrase of this knowledge base" if question.symbols else "no symbol"
+            out["reason"] = f"the question names {named}, and no fact links its symbols within the bounds"
+        else:
+            cut = f" (cut short by the {exp.truncated} bound)" if exp.truncated else ""
+            pats = ", ".join(a.describe() for a in question.asks)
+            out["reason"] = f"the closure found no fact for {pats} within the bounds{cut}"
+    if chain is not None:
+        out["best_chain"] = {"fact": chain["fact"], "units": reasons(chain["units"])}
+        cut = {u: why for u, why in reasons(list(exp.priority)).items() if why != "kept"}
+        out["cut"] = dict(list(cut.items())[:50])
+    return out
