@@ -27,11 +27,14 @@ related            how is A related to B, no edge between them                  
 Every kind has its own phrasings in two sets: ``tune`` and ``held`` (held out: never looked at while
 tuning ranking). Per profile and kind the table shows
 
-* **chain**: chain support — every unit of one answering chain (the units asserting its edges; a
-  path of at most three edges composing to the asked relation) is among the results;
-* **recall@k**: answer recall — answer terms whose unit is in the results over ``min(k, answers)``,
-  k = the profile's max results (``related`` asks for a relation, not a term: no figure);
-* **MRR**: reciprocal rank of the first unit belonging to any answering chain;
+* **chain**: chain support — every unit of one answering chain (the units asserting its edges, i.e.
+  their children; a path of any length composing to the asked relation, or for ``related`` any
+  composing path between the two terms) is among the results, checked by a walk over the results'
+  own edges;
+* **recall@k**: answer recall — answer terms (ends of composing paths of at most three edges) whose
+  unit is in the results over ``min(k, answers)``, k = the profile's max results (``related`` asks
+  for a relation, not a term: no figure);
+* **MRR**: reciprocal rank of the first unit of any answering chain of at most three edges;
 * **subj**: the question's own subject term's unit is in the results;
 * **p50 / p99**: latency of the whole search in ms (indexes built before timing).
 
@@ -113,8 +116,11 @@ class Question:
     text: str
     template_set: str
     subject: str                    # GO id of the named subject term
-    chains: tuple[frozenset, ...]   # unit-id sets of answering chains, shortest first
+    chains: tuple[frozenset, ...]   # unit-id sets of answering chains of at most 3 edges, shortest first
     answers: frozenset              # GO ids of the answer terms (empty for "related")
+    relation: str = ""              # the asked relation ("" for related)
+    reverse: bool = False           # the subject is the object of the asked facts
+    other: str = ""                 # the second term of "related"
 
 
 # -- data -----------------------------------------------------------------------------------------------
@@ -233,16 +239,16 @@ def generate(names, gold: Gold, per_kind: int, seed: int, template_sets: list[st
             if part and shortest == 2 and len(pools["is_a+part_of"]) < per_kind:
                 t, ts = text("part_of", a=a)
                 pools["is_a+part_of"].append(Question("is_a+part_of", t, ts, a, _chains(part),
-                                                      frozenset(p[-1] for p in part)))
+                                                      frozenset(p[-1] for p in part), "part_of"))
             elif part and shortest == 3 and len(pools["three_step"]) < per_kind:
                 t, ts = text("part_of", a=a)
                 pools["three_step"].append(Question("three_step", t, ts, a, _chains(part),
-                                                    frozenset(p[-1] for p in part)))
+                                                    frozenset(p[-1] for p in part), "part_of"))
             reg = by_rel.get("regulates", [])
             if reg and min(len(p) for p in reg) == 3 and len(pools["regulates"]) < per_kind and rng.random() < 0.5:
                 t, ts = text("regulates_fwd", a=a)
                 pools["regulates"].append(Question("regulates", t, ts, a, _chains(reg),
-                                                   frozenset(p[-1] for p in reg)))
+                                                   frozenset(p[-1] for p in reg), "regulates"))
             if len(pools["related"]) < per_kind and rng.random() < 0.3:
                 direct = {p[-1] for _, p in fwd if len(p) == 2} | {c for _, c in gold.inc[a]}
                 far = sorted({p[-1] for _, p in fwd} - direct)
@@ -250,7 +256,7 @@ def generate(names, gold: Gold, per_kind: int, seed: int, template_sets: list[st
                     b = rng.choice(far)
                     paths = [p for _, p in fwd if p[-1] == b]
                     t, ts = text("related", a=a, b=b)
-                    pools["related"].append(Question("related", t, ts, a, _chains(paths), frozenset()))
+                    pools["related"].append(Question("related", t, ts, a, _chains(paths), frozenset(), other=b))
         back = gold.paths_to(a)
         if back:
             by_rel = defaultdict(list)
@@ -260,12 +266,12 @@ def generate(names, gold: Gold, per_kind: int, seed: int, template_sets: list[st
             if part and min(len(p) for p in part) == 3 and len(pools["has_part"]) < per_kind:
                 t, ts = text("has_part", a=a)
                 pools["has_part"].append(Question("has_part", t, ts, a, _chains(part),
-                                                  frozenset(p[0] for p in part)))
+                                                  frozenset(p[0] for p in part), "part_of", True))
             reg = by_rel.get("regulates", [])
             if reg and min(len(p) for p in reg) == 3 and len(pools["regulates"]) < per_kind:
                 t, ts = text("regulates_rev", a=a)
                 pools["regulates"].append(Question("regulates", t, ts, a, _chains(reg),
-                                                   frozenset(p[0] for p in reg)))
+                                                   frozenset(p[0] for p in reg), "regulates", True))
     out = []
     for kind in ("is_a+part_of", "regulates", "has_part", "three_step", "related"):
         out += pools[kind]
@@ -280,9 +286,49 @@ def profiles() -> list[Profile]:
             Profile(name="bm25-top50", hdc="off", max_results=50, min_score=0.0, gap=0.0, candidates=50)]
 
 
-def score(q: Question, ids: list[str], k: int) -> dict:
+def supported(gold: Gold, q: Question, got: set[str]) -> bool:
+    """Does ``got`` hold every unit of one answering chain, of any length? A walk from the subject
+    (backwards for a reverse question) over the edges whose asserting unit (their child) is in
+    ``got``, composing relations by GO's table, reaches an answer."""
+    if q.kind == "related":
+        return _reaches(gold, q.subject, got, lambda node, rel: node == q.other) or \
+            _reaches(gold, q.other, got, lambda node, rel: node == q.subject)
+    if not q.reverse:
+        return _reaches(gold, q.subject, got, lambda node, rel: rel == q.relation)
+    seen, stack = set(), [(q.subject, None)]
+    while stack:
+        node, rel = stack.pop()
+        for r, child in gold.inc[node]:
+            comp = r if rel is None else COMPOSE.get((r, rel))
+            if comp is None or child not in got or (child, comp) in seen:
+                continue
+            if comp == q.relation:
+                return True
+            seen.add((child, comp))
+            stack.append((child, comp))
+    return False
+
+
+def _reaches(gold: Gold, start: str, got: set[str], done) -> bool:
+    seen, stack = set(), [(start, None)]
+    while stack:
+        node, rel = stack.pop()
+        if node not in got:
+            continue
+        for r, parent in gold.out[node]:
+            comp = r if rel is None else COMPOSE.get((rel, r))
+            if comp is None or (parent, comp) in seen:
+                continue
+            if done(parent, comp):
+                return True
+            seen.add((parent, comp))
+            stack.append((parent, comp))
+    return False
+
+
+def score(gold: Gold, q: Question, ids: list[str], k: int) -> dict:
     got = set(ids)
-    chain = any(c <= got for c in q.chains)
+    chain = supported(gold, q, got)
     members = set().union(*q.chains)
     first = next((i for i, u in enumerate(ids, 1) if u in members), None)
     recall = None
@@ -297,7 +343,7 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def run(kb, questions: list[Question], profs: list[Profile]):
+def run(kb, gold: Gold, questions: list[Question], profs: list[Profile]):
     rows = []
     for q in questions:
         for p in profs:
@@ -306,7 +352,7 @@ def run(kb, questions: list[Question], profs: list[Profile]):
             ms = (time.perf_counter() - t0) * 1000
             ids = res.ids()
             rows.append({"profile": p.name, "kind": q.kind, "set": q.template_set, "question": q.text,
-                         "ms": ms, "ids": ids, **score(q, ids, p.max_results),
+                         "ms": ms, "ids": ids, **score(gold, q, ids, p.max_results),
                          "trace": res.trace if p.name == "kb-thinkingdb" else None})
     return rows
 
@@ -377,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"built {db}: {len(names):,} units, {len(edges):,} edges in {took:.1f} s")
     sets = ["tune", "held"] if args.templates == "all" else [args.templates]
     t0 = time.perf_counter()
-    questions = generate(names, Gold(edges), args.per_kind, args.seed, sets)
+    gold = Gold(edges)
+    questions = generate(names, gold, args.per_kind, args.seed, sets)
     print(f"{len(questions)} questions (seed {args.seed}, templates {args.templates}) in "
           f"{time.perf_counter() - t0:.1f} s")
     profs = [p for p in profiles() if args.profiles is None or p.name in args.profiles]
@@ -386,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         kb.search("warm up the lanes", profile="kb-thinkingdb")
         kb.search("warm up the lanes", profile=Profile(name="hdc", hdc="always"))
         print(f"indexes ready in {time.perf_counter() - t0:.1f} s (excluded from latencies)")
-        rows = run(kb, questions, profs)
+        rows = run(kb, gold, questions, profs)
     kinds = sorted({q.kind for q in questions}, key=[q.kind for q in questions].index)
     print()
     print("\n".join(table(rows, profs, kinds)))
