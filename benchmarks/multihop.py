@@ -1,7 +1,7 @@
 """Multi-hop retrieval quality on a real knowledge graph: the Gene Ontology (issue 16).
 
     python benchmarks/multihop.py [--data ../shared/data] [--db PATH] [--seed 16] [--per-kind 100]
-                                  [--templates all|tune|held] [--json OUT] [--misses N]
+                                  [--templates all|tune|held] [--json OUT] [--misses N] [--cranfield]
 
 The knowledge base, built as a new user would: every GO term is a unit (topic = its name, claim = its
 definition, triples = its own ``is_a`` / ``part_of`` / ``regulates`` (and positively/negatively)
@@ -41,6 +41,8 @@ tuning ranking). Per profile and kind the table shows
 ``bm25-top8`` and ``bm25-top50`` are the BM25 lane alone, no cuts, as baselines. Profiles run
 interleaved question by question, so machine noise hits every row alike; the machine is shared, so
 latencies are noisy. ``--misses N`` prints N kb-thinkingdb misses with what the trace says.
+``--cranfield`` also runs the 225 Cranfield queries (no facts) through kb-thinkingdb and the same
+profile without expansion: the closure lane must stay silent (same units, same scores).
 """
 
 from __future__ import annotations
@@ -401,6 +403,46 @@ def show_misses(rows, questions: list[Question], n: int) -> None:
                 print(f"  {key}: {json.dumps(cl[key])[:600]}")
 
 
+def cranfield_check(data: Path) -> list[str]:
+    """Cranfield (no facts) through kb-thinkingdb and through the same profile without expansion:
+    the closure lane must stay silent, so both return the same units with the same scores."""
+    from dataclasses import replace
+    root = data / "cranfield"
+    docs = [json.loads(line) for line in open(root / "docs.jsonl", encoding="utf-8")]
+    queries = [line.rstrip("\n").split("\t") for line in open(root / "queries.tsv", encoding="utf-8")]
+    qrels: dict[str, set[str]] = defaultdict(set)
+    for line in open(root / "qrels_binary.trec", encoding="utf-8"):
+        q, _, d, r = line.split()
+        if int(r) > 0:
+            qrels[q].add(d)
+    work = tempfile.mkdtemp(prefix="multihop-cranfield-")
+    units = os.path.join(work, "cranfield.jsonl")
+    with open(units, "w", encoding="utf-8") as fh:
+        for d in docs:
+            fh.write(json.dumps({"id": d["doc_id"], "topic": d["title"], "claim": d["text"]}) + "\n")
+    deep = get_profile("kb-thinkingdb")
+    flat = replace(deep, name="kb-thinkingdb, no expansion", expansion_depth=0)
+    out = ["| profile | queries | P@8 | R@8 | differing result lists | answered by the closure |",
+           "|---|---:|---:|---:|---:|---:|"]
+    with KnowledgeBase(os.path.join(work, "kb.sqlite")) as kb:
+        kb.ingest([units])
+        got = {p.name: [] for p in (deep, flat)}
+        answered = 0
+        for qid, _, text in queries:
+            for p in (deep, flat):
+                res = kb.search(text, profile=p)
+                got[p.name].append([(r.unit_id, r.score) for r in res.results])
+                answered += bool(res.trace["lanes"]["closure"].get("explain", {}).get("answered"))
+        for p in (deep, flat):
+            rows = got[p.name]
+            prec = statistics.mean(len(qrels[q] & {u for u, _ in r}) / 8 for (q, _, _), r in zip(queries, rows))
+            rec = statistics.mean(len(qrels[q] & {u for u, _ in r}) / len(qrels[q]) for (q, _, _), r in zip(queries, rows))
+            diff = sum(a != b for a, b in zip(got[deep.name], got[flat.name]))
+            out.append(f"| {p.name} | {len(rows)} | {prec:.4f} | {rec:.4f} | {diff} | "
+                       f"{answered if p is deep else 0} |")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -411,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profiles", nargs="*", default=None, help="subset of profile names")
     ap.add_argument("--json", default=None, help="write every question's outcome here")
     ap.add_argument("--misses", type=int, default=0)
+    ap.add_argument("--cranfield", action="store_true", help="also check Cranfield (no facts) through kb-thinkingdb")
     args = ap.parse_args(argv)
 
     print("machine:", describe())
@@ -440,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(by_set(rows, profs)))
     print(f"\npeak RSS {peak_rss_mb():.0f} MiB")
+    if args.cranfield:
+        print()
+        print("\n".join(cranfield_check(Path(args.data))))
     if args.misses:
         show_misses(rows, questions, args.misses)
     if args.json:

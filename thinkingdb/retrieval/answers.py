@@ -16,10 +16,11 @@ canonical order — up to ``max_answers`` per ask (a cut that is reported). Each
 a leaf of a candidate's proof is credited with ``proof score × tier factor``.
 
 **Priority** (the order in which units carrying an answer are ranked above every lexical
-neighbour): the asked symbols' own units (a unit whose topic is the symbol) first, then, candidate by
-candidate, the units of its proof's leaves followed by the unit of the answer itself (credited with
-the tier ``answer``; the asked symbol's unit, when no leaf credits it, with ``subject``: both carry
-the candidate's proof). A chain's units
+neighbour): candidate by candidate, the units of its proof's leaves followed by the unit of the
+answer itself (a unit whose topic is the answer symbol), and right after the best candidate the
+asked symbols' own units, so that the question's subject is always kept. The answer's unit is
+credited with the tier ``answer``, the asked symbol's unit (when no leaf credits it) with
+``subject``; both carry the candidate's proof. A chain's units
 therefore come together, and the results hold whole answering chains before partial ones.
 """
 
@@ -33,11 +34,12 @@ from typing import Callable, Iterable, Mapping
 from ..engine.proofs import Proof
 from ..model import Limits, PathRel, Query, QueryPattern, Triple, Var
 from .expansion import TIERS, Credit, Expansion
-from .question import Ask, Question
+from .question import ANY, Ask, Question
 
 __all__ = ["answer_asks", "answering_priority", "explain", "MAX_ANSWERS"]
 
 MAX_ANSWERS = 64   # candidate answers credited per ask (best first)
+ENGINE = "reference"   # an ask's closure is small by construction: no columnar plan to compile per search
 _TIER = ("exact", "strong", "weak")
 _RANK = {t: i for i, t in enumerate(_TIER)}
 
@@ -46,20 +48,38 @@ _RANK = {t: i for i, t in enumerate(_TIER)}
 def _plan(rules: tuple, relation: str, role: str) -> tuple[tuple, dict | None]:
     """The rules that can derive ``relation`` and the directions a proof can walk from the asked
     symbol (None: not all chains), per rule set, relation and role."""
-    from ..engine.query import demand
+    from ..engine.query import BACKWARD, FORWARD, demand
     from ..engine.rules import relevant_rules
     rel_rules = relevant_rules(rules, [relation])
     x, k = Var("x"), "k"
     pattern = (QueryPattern(k, PathRel(relation), x) if role == "subject" else QueryPattern(x, PathRel(relation), k))
-    plan = demand(Query((pattern,)), rel_rules) if rel_rules else None
+    if not rel_rules:   # asserted facts only: one step from the symbol
+        return rel_rules, {relation: FORWARD if role == "subject" else BACKWARD}
+    plan = demand(Query((pattern,)), rel_rules)
     return rel_rules, None if plan is None else plan[1]
 
 
-def _run(graph, rules, ask: Ask, limits: Limits):
+@lru_cache(maxsize=64)
+def _link_plan(rules: tuple, relations: tuple) -> tuple[tuple, dict | None]:
+    """For "how is A related to B": every relation from A; the union of the relations' plans."""
+    from ..engine.rules import relevant_rules
+    out: dict[str, int] = {}
+    for rel in relations:
+        _, dirs = _plan(rules, rel, "subject")
+        if dirs is None:
+            return relevant_rules(rules, relations), None
+        for r, bits in dirs.items():
+            out[r] = out.get(r, 0) | bits
+    return relevant_rules(rules, relations), out
+
+
+def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple):
     """The closure for one ask, goal-directed when the rules allow it."""
     from ..engine.closure import closure
-    rel_rules, directions = _plan(rules, ask.relation, ask.role)
-    return closure(graph, rel_rules, seeds=[ask.symbol], limits=limits, directions=directions), directions is not None
+    rel_rules, directions = (_link_plan(rules, relations) if ask.relation == ANY
+                             else _plan(rules, ask.relation, ask.role))
+    return (closure(graph, rel_rules, seeds=[ask.symbol], limits=limits, directions=directions, engine=ENGINE),
+            directions is not None)
 
 
 def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Mapping[str, float]],
@@ -74,29 +94,35 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
     rules = tuple(rules)
     t0 = time.perf_counter()
     heads = {r.head.relation for r in rules}
+    relations = tuple(sorted(set(graph.relations()) | heads))
     asks = [a for a in question.asks if graph.symbol_id(a.symbol) is not None
-            and (graph.relation_id(a.relation) is not None or a.relation in heads)]
+            and (a.relation == ANY or graph.relation_id(a.relation) is not None or a.relation in heads)]
     named = {s for s in question.symbols if graph.symbol_id(s) is not None}
     limits = Limits(max_depth=depth, max_nodes=1 + max_nodes, max_derived=max_derived, timeout_ms=timeout_ms)
     cands: list[tuple[int, float, Triple, object, str, Ask]] = []   # tier rank, -score, fact, key, answer
     per_ask: list[dict] = []
-    views = {}
     truncated = None
     for ask in asks:
         t1 = time.perf_counter()
-        res, directed = _run(graph, rules, ask, limits)
+        res, directed = _run(graph, rules, ask, limits, relations)
         truncated = truncated or res.truncated
         ids = res.ids
-        s, r = ids.find_sym(ask.symbol), ids.find_rel(ask.relation)
-        found = {} if s is None or r is None else (res.out(r, s) if ask.role == "subject" else res.inn(r, s))
+        s = ids.find_sym(ask.symbol)
+        found: dict[tuple[int, int], float] = {}
+        for rel in (relations if ask.relation == ANY else (ask.relation,)):
+            r = ids.find_rel(rel)
+            if s is None or r is None:
+                continue
+            for other, score in (res.out(r, s) if ask.role == "subject" else res.inn(r, s)).items():
+                if ask.relation != ANY or (other != s and ids.sym_key(other) in named):
+                    found[(r, other)] = score
         mine = []
-        for other, score in found.items():
+        for (r, other), score in found.items():
             other_key = ids.sym_key(other)
             key = (s, r, other) if ask.role == "subject" else (other, r, s)
             tier = "exact" if other_key in named and other_key != ask.symbol else "strong" if len(named) == 1 else "weak"
             mine.append((_RANK[tier], -score * TIERS[tier], ids.key_rank(key), key, other_key))
         mine.sort()
-        views[id(res)] = res
         for tr, neg, _, key, other_key in mine[:max_answers]:
             cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
         per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
@@ -124,14 +150,16 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
     for c in cands:
         if c[0] < _RANK["weak"]:
             best.setdefault(c[5], c)
-    for ask in asks:
-        for uid in sorted(topic_units.get(ask.symbol, ())):
-            if visible(uid) and ask in best:
-                tr, neg, fact, (res, key), _, _ = best[ask]
-                credit(uid, "subject", -neg, fact, res.fact_proof(key))
-            elif visible(uid):
-                push(uid)
-    for tr, neg, fact, (res, key), other_key, ask in cands:
+    def subjects() -> None:
+        for ask in asks:
+            for uid in sorted(topic_units.get(ask.symbol, ())):
+                if visible(uid) and ask in best:
+                    tr, neg, fact, (res, key), _, _ = best[ask]
+                    credit(uid, "subject", -neg, fact, res.fact_proof(key))
+                elif visible(uid):
+                    push(uid)
+
+    for i, (tr, neg, fact, (res, key), other_key, ask) in enumerate(cands):
         proof: Proof = res.fact_proof(key)
         tier = _TIER[tr]
         for leaf in proof.leaves():
@@ -143,6 +171,10 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
         for uid in sorted(topic_units.get(other_key, ())):
             if visible(uid):
                 credit(uid, "answer", -neg, fact, proof, tier != "weak")
+        if i == 0:
+            subjects()
+    if not cands:
+        subjects()
     chain = None
     if cands and cands[0][0] < _RANK["weak"]:
         tr, neg, fact, (res, key), _, _ = cands[0]

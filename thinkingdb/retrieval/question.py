@@ -16,7 +16,9 @@ Only relations the knowledge base knows (in its facts or a rule head) count. The
 from word order: a symbol before the relation phrase is the fact's subject, after it the object; a
 passive (the extraction table's reversed phrases, or a relation word followed by ``by``) or an
 inverse name swaps the two. Each (relation, symbol) pair is an :class:`Ask`: "what is A part of"
-asks ``A part_of ?x``; "what is part of T" asks ``?x part_of T``.
+asks ``A part_of ?x``; "what is part of T" asks ``?x part_of T``. A question naming two or three
+symbols and no relation ("how is A related to B") asks, from each symbol, for any relation to
+another of them (relation :data:`ANY`).
 
 >>> from thinkingdb.retrieval.expansion import SymbolMatcher
 >>> m = SymbolMatcher(["spliceosomal_complex", "nucleus"], ["part_of", "regulates"])
@@ -39,9 +41,11 @@ from typing import Iterable, Mapping
 from ..store.extract import DEFAULT_PHRASES
 from .expansion import SymbolMatcher, words
 
-__all__ = ["Ask", "Question", "QuestionReader", "MAX_PHRASE_WORDS"]
+__all__ = ["ANY", "Ask", "Question", "QuestionReader", "MAX_PHRASE_WORDS", "MAX_LINKED"]
 
 MAX_PHRASE_WORDS = 6
+MAX_LINKED = 3      # symbols asked about pairwise when a question names several and no relation
+ANY = "*"           # the relation of a link ask: "how is A related to B"
 _PASSIVE = "by"
 
 
@@ -59,7 +63,11 @@ class Ask:
 
         >>> Ask("part_of", "nucleus", "object", "part of").describe()
         '?x part_of nucleus'
+        >>> Ask(ANY, "nucleus", "subject", "").describe()
+        'nucleus ?r (a symbol the question names)'
         """
+        if self.relation == ANY:
+            return f"{self.symbol} ?r (a symbol the question names)"
         return f"{self.symbol} {self.relation} ?x" if self.role == "subject" else f"?x {self.relation} {self.symbol}"
 
     def to_json(self) -> dict:
@@ -152,5 +160,7 @@ class QuestionReader:
                 before = s_start < start
                 subject = before != (rel.flipped or passive)
                 asks.add(Ask(rel.relation, key, "subject" if subject else "object", phrase))
-        return Question(tuple(sorted({k for k, _, _ in syms})), tuple(sorted({r.relation for r, _, _ in rels})),
-                        tuple(sorted(asks)))
+        keys = sorted({k for k, _, _ in syms})
+        if not rels and 1 < len(keys) <= MAX_LINKED:
+            asks = {Ask(ANY, k, "subject", "") for k in keys}
+        return Question(tuple(keys), tuple(sorted({r.relation for r, _, _ in rels})), tuple(sorted(asks)))
