@@ -1,11 +1,11 @@
 """The closure lane for a relational question: answer each ask goal-directed, rank its proofs' units.
 
 When :mod:`thinkingdb.retrieval.question` reads asks in a question ("what is A part of" asks
-``A part_of ?x``), each ask is answered by a closure scoped to what its answers can rest on: the
-rules that can derive the relation (:func:`~thinkingdb.engine.rules.relevant_rules`) and, when they
-are all chains, only the directions a proof can walk from the asked symbol
-(:func:`~thinkingdb.engine.query.demand`); otherwise the closure is seeded with the symbol alone.
-Bounds are the profile's (``max_depth`` = expansion depth, ``max_nodes``, ``max_derived``,
+``A part_of ?x``), each ask is answered by a goal-directed closure (``closure(goals=...)``,
+:mod:`thinkingdb.engine.demand`) over the rules that can derive the relation
+(:func:`~thinkingdb.engine.rules.relevant_rules`): only what the ask's answers rest on is derived,
+with the full closure's scores and proofs. A link ask ("how is A related to B") has one goal per
+relation. Bounds are the profile's (``max_depth`` = expansion depth, ``max_nodes``, ``max_derived``,
 ``timeout_ms``); a bound that cut a run short is reported per ask.
 
 Every answer is a candidate fact with its best proof, in the tiers of
@@ -39,47 +39,24 @@ from .question import ANY, Ask, Question
 __all__ = ["answer_asks", "answering_priority", "explain", "MAX_ANSWERS"]
 
 MAX_ANSWERS = 64   # candidate answers credited per ask (best first)
-ENGINE = "reference"   # an ask's closure is small by construction: no columnar plan to compile per search
 _TIER = ("exact", "strong", "weak")
 _RANK = {t: i for i, t in enumerate(_TIER)}
 
 
 @lru_cache(maxsize=256)
-def _plan(rules: tuple, relation: str, role: str) -> tuple[tuple, dict | None]:
-    """The rules that can derive ``relation`` and the directions a proof can walk from the asked
-    symbol (None: not all chains), per rule set, relation and role."""
-    from ..engine.query import BACKWARD, FORWARD, demand
+def _rules_for(rules: tuple, relations: tuple) -> tuple:
     from ..engine.rules import relevant_rules
-    rel_rules = relevant_rules(rules, [relation])
-    x, k = Var("x"), "k"
-    pattern = (QueryPattern(k, PathRel(relation), x) if role == "subject" else QueryPattern(x, PathRel(relation), k))
-    if not rel_rules:   # asserted facts only: one step from the symbol
-        return rel_rules, {relation: FORWARD if role == "subject" else BACKWARD}
-    plan = demand(Query((pattern,)), rel_rules)
-    return rel_rules, None if plan is None else plan[1]
-
-
-@lru_cache(maxsize=64)
-def _link_plan(rules: tuple, relations: tuple) -> tuple[tuple, dict | None]:
-    """For "how is A related to B": every relation from A; the union of the relations' plans."""
-    from ..engine.rules import relevant_rules
-    out: dict[str, int] = {}
-    for rel in relations:
-        _, dirs = _plan(rules, rel, "subject")
-        if dirs is None:
-            return relevant_rules(rules, relations), None
-        for r, bits in dirs.items():
-            out[r] = out.get(r, 0) | bits
-    return relevant_rules(rules, relations), out
+    return relevant_rules(rules, relations)
 
 
 def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple):
-    """The closure for one ask, goal-directed when the rules allow it."""
+    """The goal-directed closure for one ask (a link ask: one goal per relation)."""
     from ..engine.closure import closure
-    rel_rules, directions = (_link_plan(rules, relations) if ask.relation == ANY
-                             else _plan(rules, ask.relation, ask.role))
-    return (closure(graph, rel_rules, seeds=[ask.symbol], limits=limits, directions=directions, engine=ENGINE),
-            directions is not None)
+    rels = relations if ask.relation == ANY else (ask.relation,)
+    x = Var("x")
+    goals = [Query((QueryPattern(ask.symbol, PathRel(r), x) if ask.role == "subject"
+                    else QueryPattern(x, PathRel(r), ask.symbol),)) for r in rels]
+    return closure(graph, _rules_for(rules, rels), limits=limits, goals=goals)
 
 
 def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Mapping[str, float]],
@@ -104,7 +81,7 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
     truncated = None
     for ask in asks:
         t1 = time.perf_counter()
-        res, directed = _run(graph, rules, ask, limits, relations)
+        res = _run(graph, rules, ask, limits, relations)
         truncated = truncated or res.truncated
         ids = res.ids
         s = ids.find_sym(ask.symbol)
@@ -126,7 +103,7 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
         for tr, neg, _, key, other_key in mine[:max_answers]:
             cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
         per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
-                        "goal_directed": directed, "truncated": res.truncated,
+                        "truncated": res.truncated,
                         "ms": round((time.perf_counter() - t1) * 1000, 3)})
     t_credit = time.perf_counter()
     cands.sort(key=lambda c: (c[0], c[1], c[2]))
