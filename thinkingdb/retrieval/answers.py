@@ -26,6 +26,7 @@ therefore come together, and the results hold whole answering chains before part
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -98,9 +99,8 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
             other_key = ids.sym_key(other)
             key = (s, r, other) if ask.role == "subject" else (other, r, s)
             tier = "exact" if other_key in named and other_key != ask.symbol else "strong" if len(named) == 1 else "weak"
-            mine.append((_RANK[tier], -score * TIERS[tier], ids.key_rank(key), key, other_key))
-        mine.sort()
-        for tr, neg, _, key, other_key in mine[:max_answers]:
+            mine.append((_RANK[tier], -score * TIERS[tier], ids.rel_key(r), other_key, key))
+        for tr, neg, _, other_key, key in heapq.nsmallest(max_answers, mine):
             cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
         per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
                         "truncated": res.truncated,
