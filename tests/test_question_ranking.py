@@ -12,8 +12,12 @@ from thinkingdb.api import KnowledgeBase
 from thinkingdb.retrieval.expansion import SymbolMatcher
 from thinkingdb.retrieval.fusion import cut_reasons
 from thinkingdb.retrieval.pipeline import search
-from thinkingdb.retrieval.profiles import get_profile
+from thinkingdb.retrieval.profiles import ClosureBounds, get_profile
 from thinkingdb.retrieval.question import QuestionReader
+
+# kb-thinkingdb with a generous closure timeout: a loaded machine's first search (lazy imports)
+# must not turn into a "time" cut in these tests, which are about ranking, not speed
+DEEP = replace(get_profile("kb-thinkingdb"), closure=ClosureBounds(timeout_ms=60_000.0))
 
 RULES = """\
 relation part_of inverse has_part.
@@ -94,7 +98,7 @@ def test_a_symbol_takes_its_words_before_a_relation_phrase_does():
 
 # -- ranking ----------------------------------------------------------------------------------------
 def test_units_carrying_an_answer_rank_above_lexical_neighbours(kb):
-    res = search(kb, "What is spoke wheel part of?", profile="kb-thinkingdb")
+    res = search(kb, "What is spoke wheel part of?", profile=DEEP)
     ids = res.ids()
     # the chain (spoke-wheel, wheel), then the answer's own unit, ahead of every neighbour
     assert ids[:3] == ["spoke-wheel", "rolling", "drivetrain"]
@@ -108,7 +112,7 @@ def test_units_carrying_an_answer_rank_above_lexical_neighbours(kb):
 
 
 def test_the_subject_unit_is_kept_for_a_reverse_question(kb):
-    res = search(kb, "Which things belong to the drivetrain?", profile="kb-thinkingdb")
+    res = search(kb, "Which things belong to the drivetrain?", profile=DEEP)
     # ?x part_of drivetrain: the best answer is asserted (rolling element, 1.0 x 0.8), the other
     # derived (spoke wheel, 0.6 x 0.8); the subject's unit, which carries no leaf, comes right
     # after the best chain, ahead of the second chain and of every neighbour
@@ -120,9 +124,8 @@ def test_the_subject_unit_is_kept_for_a_reverse_question(kb):
 def test_no_facts_means_the_closure_lane_stays_silent(tmp_path):
     units = [{k: v for k, v in u.items() if k != "triples"} for u in CHAIN + NEIGHBOURS]
     with build(tmp_path, units) as kb:
-        deep = search(kb, "What is spoke wheel part of?", profile="kb-thinkingdb")
-        flat = search(kb, "What is spoke wheel part of?", profile=replace(get_profile("kb-thinkingdb"),
-                                                                           expansion_depth=0))
+        deep = search(kb, "What is spoke wheel part of?", profile=DEEP)
+        flat = search(kb, "What is spoke wheel part of?", profile=replace(DEEP, expansion_depth=0))
         assert deep.ids() == flat.ids() and len(deep) == 8
         assert [r.score for r in deep] == [r.score for r in flat]
         assert deep.trace["lanes"]["closure"]["explain"]["answered"] is False
@@ -130,7 +133,7 @@ def test_no_facts_means_the_closure_lane_stays_silent(tmp_path):
 
 # -- the miss explained -----------------------------------------------------------------------------
 def test_the_trace_says_which_chain_unit_a_cut_removed(kb):
-    one = replace(get_profile("kb-thinkingdb"), max_results=1)
+    one = replace(DEEP, max_results=1)
     ex = search(kb, "What is spoke wheel part of?", profile=one).trace["lanes"]["closure"]["explain"]
     assert ex["answered"] is True
     assert ex["best_chain"] == {"fact": "spoke_wheel part_of drivetrain",
@@ -140,13 +143,13 @@ def test_the_trace_says_which_chain_unit_a_cut_removed(kb):
 
 
 def test_the_trace_says_when_the_closure_found_no_answer(kb):
-    ex = search(kb, "What does the drivetrain regulate?", profile="kb-thinkingdb").trace["lanes"]["closure"]["explain"]
+    ex = search(kb, "What does the drivetrain regulate?", profile=DEEP).trace["lanes"]["closure"]["explain"]
     assert ex["answered"] is False
     assert ex["question"]["asks"] == [{"relation": "regulates", "symbol": "drivetrain", "role": "subject",
                                        "phrase": "regulate"}]
     assert "drivetrain regulates ?x" in ex["reason"]
     # the control: the relation is answerable where facts exist (through the subrelation)
-    ok = search(kb, "What does the pump regulator regulate?", profile="kb-thinkingdb")
+    ok = search(kb, "What does the pump regulator regulate?", profile=DEEP)
     assert ok.trace["lanes"]["closure"]["explain"]["answered"] is True and "brake-pad" in ok.ids()
 
 
