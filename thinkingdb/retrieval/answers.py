@@ -11,17 +11,31 @@ relation. Bounds are the profile's (``max_depth`` = expansion depth, ``max_nodes
 Every answer is a candidate fact with its best proof, in the tiers of
 :mod:`thinkingdb.retrieval.expansion`: ``exact`` when the answer is another symbol the question
 names, else ``strong`` when the question names one symbol and ``weak`` when it names more (a weak
-answer is credited but neither pinned nor given priority). Candidates are taken best first — tier, then proof score, then the fact's
-canonical order — up to ``max_answers`` per ask (a cut that is reported). Each visible unit asserting
-a leaf of a candidate's proof is credited with ``proof score × tier factor``.
+answer is credited but neither pinned nor given priority). Candidates are taken best first — tier,
+then proof score, then the fact — up to ``max_answers`` per ask (the trace gives both counts). Each
+visible unit asserting a leaf of a candidate's proof is credited with ``proof score × tier factor``.
 
 **Priority** (the order in which units carrying an answer are ranked above every lexical
 neighbour): candidate by candidate, the units of its proof's leaves followed by the unit of the
 answer itself (a unit whose topic is the answer symbol), and right after the best candidate the
 asked symbols' own units, so that the question's subject is always kept. The answer's unit is
 credited with the tier ``answer``, the asked symbol's unit (when no leaf credits it) with
-``subject``; both carry the candidate's proof. A chain's units
-therefore come together, and the results hold whole answering chains before partial ones.
+``subject``; both carry the candidate's proof. A chain's units therefore come together, and the
+results hold whole answering chains before partial ones.
+
+>>> from thinkingdb.engine.graph import FactGraph
+>>> from thinkingdb.language import compile_source
+>>> from thinkingdb.model import Fact
+>>> from thinkingdb.retrieval.expansion import SymbolMatcher
+>>> from thinkingdb.retrieval.question import QuestionReader
+>>> g = FactGraph([Fact("spoke_wheel", "is_a", "wheel"), Fact("wheel", "part_of", "bike")])
+>>> rules = [r for r, _ in compile_source("rule r @0.9: ?x is_a ?y, ?y part_of ?z => ?x part_of ?z.").rules]
+>>> reader = QuestionReader(SymbolMatcher(["spoke_wheel", "wheel", "bike"], []), ["is_a", "part_of"])
+>>> units = {Triple("spoke_wheel", "is_a", "wheel"): {"u1": 1.0}, Triple("wheel", "part_of", "bike"): {"u2": 1.0}}
+>>> exp = answer_asks(g, rules, reader.read("What is spoke wheel part of?"), units, lambda u: True,
+...                   {"bike": ["u3"]}, depth=3, max_nodes=64, max_derived=1000, timeout_ms=1000)
+>>> exp.priority, round(exp.credits["u2"].score, 6), exp.credits["u3"].tier    # 0.9 x 0.8 (strong)
+(('u1', 'u2', 'u3'), 0.72, 'answer')
 """
 
 from __future__ import annotations
@@ -184,6 +198,9 @@ def explain(question: Question, exp: Expansion | None, reasons: Callable[[list[s
 
     ``reasons`` maps unit ids to ``kept`` or the threshold that cut them
     (:func:`~thinkingdb.retrieval.fusion.cut_reasons`).
+
+    >>> explain(Question(("nucleus",), (), ()), None, lambda ids: {})["reason"]
+    "no symbol of the question is in the caller's facts"
     """
     out: dict = {"question": question.to_json()}
     stats = {} if exp is None else exp.stats
