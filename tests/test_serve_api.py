@@ -22,7 +22,7 @@ from serve_kb import AS_OF, HIDDEN_FROM_CLERK, SECRETS, build  # noqa: E402
 
 ENDPOINTS = [("post", "/search", {"text": "basement flooding"}), ("post", "/query", {"query": "? a r ?x"}),
              ("post", "/why", {"fact": "nginx depends_on libc"}), ("post", "/provenance", {"facts": ["a r b"]}),
-             ("post", "/ingest", {"files": [{"name": "x.tdb", "text": "x r y."}]}), ("get", "/stats", None),
+             ("post", "/ingest", {"files": [{"name": "x.tdb", "text": "x r y."}]}), ("get", "/stats", None), ("get", "/whoami", None),
              ("get", "/units/ide-profile", None), ("get", "/symbols/nginx", None)]
 
 
@@ -66,10 +66,13 @@ def test_health_needs_no_key_and_says_the_generation(served):
     assert client.get("/health").json() == {"status": "ok", "generation": gen}
 
 
-def test_the_key_may_come_as_x_api_key(served):
+def test_the_key_may_come_as_x_api_key_and_whoami_names_its_caller(served):
     _, client, tokens = served
-    r = client.get("/stats", headers={"X-API-Key": tokens["clerk"]}, params={"as_of": AS_OF})
+    r = client.get("/whoami", headers={"X-API-Key": tokens["clerk"]})
     assert r.status_code == 200
+    assert {k: v for k, v in r.json().items() if k != "key"} == {"name": "clerk", "tags": ["claims:west"],
+                                                                 "region": "west", "writer": False}
+    assert tokens["clerk"] not in r.text
 
 
 # -- shapes are the CLI's --json shapes -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ POST     ``/ingest``            ``thinkingdb ingest --json`` plus ``generation``
 GET      ``/stats``             ``thinkingdb stats --json``, counted over what the caller may see
 GET      ``/units/{id}``        a visible unit and the facts it asserts
 GET      ``/symbols/{key}``     the visible facts around a symbol, with their units
+GET      ``/whoami``            the key's name, tags, region and writer flag
 GET      ``/health``            ``{"status": "ok", "generation": N}`` (no key needed)
 GET      ``/explorer/``         the browser explorer (static files; it asks for a key)
 =======  =====================  ===================================================================
@@ -166,6 +167,7 @@ def create_app(service: Service, *, max_body: int = MAX_BODY, threads: int = 8) 
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/stats", get("stats"), methods=["GET"]),
+        Route("/whoami", get("whoami"), methods=["GET"]),
         Route("/units/{unit_id:path}", get("unit", "unit_id"), methods=["GET"]),
         Route("/symbols/{key:path}", get("symbol", "key"), methods=["GET"]),
         *[Route(f"/{op}", post(op), methods=["POST"]) for op in ("search", "query", "why", "provenance", "ingest")],

@@ -233,6 +233,12 @@ class Service:
         return Limits(**values)
 
     # -- reading ------------------------------------------------------------------------------------
+    def whoami(self, who: Principal, body: dict | None = None) -> dict:
+        """``GET /whoami``: the key's name and the caller it searches as (never the key itself)."""
+        check("stats", body or {})
+        return {"key": who.key_id, "name": who.name, "tags": list(who.caller.tags), "region": who.caller.region,
+                "writer": who.writer}
+
     def search(self, who: Principal, body: dict) -> dict:
         """``POST /search``: the JSON of ``thinkingdb search --json``."""
         from ..retrieval.pipeline import fold_result, search
