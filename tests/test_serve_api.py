@@ -366,3 +366,25 @@ def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path):
     assert errors == []
     assert set(lengths) <= {0, 3, 7, 12, 20} and len(lengths) > 8
     assert len(final["answers"]) == 20
+
+
+def test_a_write_by_another_process_is_served_after_the_next_poll(tmp_path):
+    import time
+    from thinkingdb.api import KnowledgeBase
+    from thinkingdb.serve import ANONYMOUS
+    db, _ = build(tmp_path)
+    service = Service(db, poll_seconds=0.0)
+    try:
+        body = {"query": "? q1 next ?x"}
+        assert service.query(ANONYMOUS, dict(body))["answers"] == []
+        src = tmp_path / "late.tdb"
+        src.write_text("q1 next q2.\n", encoding="utf-8")
+        with KnowledgeBase(db, create=False) as kb:   # another writer, as `thinkingdb ingest` would be
+            kb.ingest([str(src)])
+        deadline = time.monotonic() + 30
+        while not service.query(ANONYMOUS, dict(body))["answers"]:
+            assert time.monotonic() < deadline, "the new generation was never served"
+            time.sleep(0.05)
+        assert [a["bindings"]["x"] for a in service.query(ANONYMOUS, dict(body))["answers"]] == ["q2"]
+    finally:
+        service.close()

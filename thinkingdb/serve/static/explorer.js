@@ -204,6 +204,7 @@
   }
 
   function openDetail(title) {
+    document.body.dataset.graph = "loading";
     $("detail-view").hidden = false;
     $("detail-title").textContent = title;
     $("detail-note").textContent = "";
