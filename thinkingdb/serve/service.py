@@ -26,7 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from ..api import DEFAULT_LIMITS, KnowledgeBase
@@ -277,7 +277,9 @@ class Service:
                 raise
             except (ValueError, KeyError) as exc:
                 raise QueryError(str(exc)) from exc
-            answers = [a.to_json() for a in res.answers]
+            labels = snap.labels()   # each answer's display labels beside its keys, as kb.query gives them
+            answers = [replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()}).to_json()
+                       for a in res.answers]
             out = {"answers": answers, "truncated": res.truncated, "variables": [v.name for v in q.variables()]}
             if body.get("labels"):
                 out["labels"] = snap.labels_for(_proof_symbols(a.proof for a in res.answers))
