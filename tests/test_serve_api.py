@@ -77,9 +77,10 @@ def test_the_key_may_come_as_x_api_key_and_whoami_names_its_caller(served):
 
 # -- shapes are the CLI's --json shapes -----------------------------------------------------------------------
 def _no_timings(value):
-    """The trace without its timings (every key ending in ``_ms`` measures this run)."""
+    """The trace without its timings (every key ``ms`` or ending in ``_ms`` measures this run)."""
     if isinstance(value, dict):
-        return {k: _no_timings(v) for k, v in value.items() if not k.endswith("_ms") or k == "timeout_ms"}
+        return {k: _no_timings(v) for k, v in value.items()
+                if not (k == "ms" or k.endswith("_ms")) or k == "timeout_ms"}
     if isinstance(value, list):
         return [_no_timings(v) for v in value]
     return value
