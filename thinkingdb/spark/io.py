@@ -22,7 +22,6 @@ from ..normalize import Vocabulary
 
 __all__ = ["read_facts", "expand_inputs"]
 
-FACT_SCHEMA = "s string, r string, o string, c double"
 
 
 def expand_inputs(spec: str) -> tuple[str, list[str]]:
