@@ -120,11 +120,40 @@ class NaryFact:
 
 
 @dataclass(frozen=True)
+class Arith:
+    """``left op right`` in a comparison, ``op`` one of ``+ - * / %`` (``*``, ``/``, ``%`` bind tighter,
+    all are left-associative; parentheses only group)."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    line: int = _pos()
+    column: int = _pos()
+
+
+Expr = Union[Symbol, Variable, Arith]
+"""An arithmetic expression: a symbol (a number such as ``25``, ``-4``, ``2.5``, or any name), a
+variable, or an operation."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A rule premise ``left op right`` with ``op`` one of ``< <= > >= = !=``. ``?v = expr`` where ``?v``
+    is bound by no positive premise is an *assignment*: it binds ``?v`` to the value of ``expr``."""
+
+    left: Expr
+    op: str
+    right: Expr
+    line: int = _pos()
+    column: int = _pos()
+
+
+@dataclass(frozen=True)
 class RuleDecl:
     """``rule name [@weight]: premise, premise => head.``"""
 
     name: str
-    premises: tuple[Union[Atom, NaryAtom], ...]
+    premises: tuple[Union[Atom, NaryAtom, Comparison], ...]
     head: Union[Atom, NaryAtom]
     weight: float | None = None
     line: int = _pos()

@@ -8,6 +8,8 @@ from . import ast
 
 _BARE = re.compile(r"\w[\w\-]*(?:[.:]\w[\w\-]*)*\Z")
 _KEYWORDS = frozenset({"relation", "alias", "rule", "why", "not"})
+_SIGNED = re.compile(r"[+-]\d+(?:\.\d+)?\Z")
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
 
 def format_name(text: str) -> str:
@@ -22,13 +24,41 @@ def format_name(text: str) -> str:
     return f'"{escaped}"'
 
 
+def format_symbol(text: str) -> str:
+    """A symbol as source: like :func:`format_name`, and a signed number is bare too.
+
+    >>> format_symbol("-4"), format_symbol("2.5"), format_symbol("New York")
+    ('-4', '2.5', '"New York"')
+    """
+    return text if _SIGNED.match(text) else format_name(text)
+
+
+def format_expr(e: ast.Expr) -> str:
+    """An arithmetic expression with the parentheses its tree needs (and no others).
+
+    >>> from grammar import ast
+    >>> x, y, one = ast.Variable("x"), ast.Variable("y"), ast.Symbol("1")
+    >>> format_expr(ast.Arith("-", x, ast.Arith("-", y, one))), format_expr(ast.Arith("*", ast.Arith("+", x, y), one))
+    ('?x - (?y - 1)', '(?x + ?y) * 1')
+    """
+    if not isinstance(e, ast.Arith):
+        return _term(e)
+    mine = _PRECEDENCE[e.op]
+    left, right = format_expr(e.left), format_expr(e.right)
+    if isinstance(e.left, ast.Arith) and _PRECEDENCE[e.left.op] < mine:
+        left = f"({left})"
+    if isinstance(e.right, ast.Arith) and _PRECEDENCE[e.right.op] <= mine:
+        right = f"({right})"
+    return f"{left} {e.op} {right}"
+
+
 def _number(value: float) -> str:
     text = repr(float(value))
     return text
 
 
 def _term(t: ast.Term) -> str:
-    return f"?{t.name}" if isinstance(t, ast.Variable) else format_name(t.text)
+    return f"?{t.name}" if isinstance(t, ast.Variable) else format_symbol(t.text)
 
 
 def _rel(r: ast.Relation) -> str:
@@ -79,7 +109,9 @@ def _alt_part(p: ast.PathExpr) -> str:
     return f"({format_path(p)})" if isinstance(p, ast.Alternative) else format_path(p)
 
 
-def _atom(a: ast.Atom | ast.Pattern | ast.NaryAtom) -> str:
+def _atom(a: ast.Atom | ast.Pattern | ast.NaryAtom | ast.Comparison) -> str:
+    if isinstance(a, ast.Comparison):
+        return f"{format_expr(a.left)} {a.op} {format_expr(a.right)}"
     neg = "not " if getattr(a, "negated", False) else ""
     if isinstance(a, ast.NaryAtom):
         return neg + _nary(a)
@@ -96,7 +128,7 @@ def format_statement(s: ast.Statement) -> str:
     """
     if isinstance(s, ast.Fact):
         conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
-        return f"{format_name(s.subject.text)} {_rel(s.relation)} {format_name(s.object.text)}{conf}."
+        return f"{format_symbol(s.subject.text)} {_rel(s.relation)} {format_symbol(s.object.text)}{conf}."
     if isinstance(s, ast.NaryFact):
         conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
         return f"{_nary(s)}{conf}."
@@ -113,7 +145,7 @@ def format_statement(s: ast.Statement) -> str:
         return "? " + ", ".join(_atom(p) for p in s.patterns) + "."
     if isinstance(s, ast.Why):
         neg = "not " if s.negated else ""
-        return f"why {neg}{format_name(s.subject.text)} {_rel(s.relation)} {format_name(s.object.text)}."
+        return f"why {neg}{format_symbol(s.subject.text)} {_rel(s.relation)} {format_symbol(s.object.text)}."
     raise TypeError(f"not a statement: {s!r}")
 
 

@@ -18,6 +18,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 
 from . import ast
 from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
+from .safety import order_comparisons
 
 DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
 KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
@@ -44,6 +45,12 @@ _TERMINAL_WORDS = {
     "PLUS": "'+'",
     "STAR": "'*'",
     "NOT": "'not'",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "EQUAL": "'='",
+    "SIGNED": "a symbol",   # a signed number is a symbol too
+    "MINUS": "'-'",
+    "PERCENT": "'%'",
     "NARY": "an n-ary statement such as name(a, b, c)",
     "$END": "the end of the input",
 }
@@ -197,6 +204,32 @@ class _Builder(Transformer):
         s, o = _plain(c[0]), _plain(c[-1])
         return ast.Atom(s, _relation_of(c[1:-1]), o, False, s.line, s.column)
 
+    def _arith(self, op, c):
+        left, right = _plain(c[0]), _plain(c[1])
+        return ast.Arith(op, left, right, left.line, left.column)
+
+    def add(self, c):
+        return self._arith("+", c)
+
+    def sub(self, c):
+        return self._arith("-", c)
+
+    def mul(self, c):
+        return self._arith("*", c)
+
+    def div(self, c):
+        return self._arith("/", c)
+
+    def mod(self, c):
+        return self._arith("%", c)
+
+    def compare(self, c):
+        return c[0].value
+
+    def comparison(self, c):
+        left, op, right = _plain(c[0]), c[1], _plain(c[2])
+        return ast.Comparison(left, op, right, left.line, left.column)
+
     def premise(self, c):
         node = c[-1]
         if len(c) == 1:
@@ -217,8 +250,22 @@ class _Builder(Transformer):
             rest = rest[1:]
         premises, head = tuple(rest[:-1]), rest[-1]
         name = name_tok.value
-        body_vars = {v.name for a in premises if not a.negated for v in _variables(a)} - {ANONYMOUS}
+        _, body_vars, unbound = order_comparisons(premises)
+        comparisons = [a for a in premises if isinstance(a, ast.Comparison)]
+        premises_only = [a for a in premises if not isinstance(a, ast.Comparison)]
+        for t in unbound:
+            why = ("the anonymous variable ?_ binds nothing" if t.name == ANONYMOUS else
+                   f"?{t.name} is bound by no positive premise and assigned by no '?{t.name} = ...'")
+            _state.errors.append((t.line, t.column, f"unbound variable in a comparison of rule {name}: {why}",
+                                  "unbound_variable"))
+        if comparisons and not any(not a.negated for a in premises_only):
+            _state.errors.append((comparisons[0].line, comparisons[0].column, f"rule {name} has comparisons but no "
+                                  "positive premise: add one that they can test", "unbound_variable"))
+        assigned_somewhere = {side.name for c in comparisons if c.op == "=" for side in (c.left, c.right)
+                              if isinstance(side, ast.Variable)}   # unbound: the cause is reported above
         for t in _variables(head):
+            if t.name not in body_vars and t.name in assigned_somewhere and unbound:
+                continue
             if t.name == ANONYMOUS:
                 _state.errors.append((t.line, t.column, f"the anonymous variable ?_ cannot stand in the head "
                                                         f"of rule {name}: it binds nothing", "anonymous_in_head"))
@@ -226,14 +273,14 @@ class _Builder(Transformer):
                 _state.errors.append((t.line, t.column,
                                       f"head variable ?{t.name} of rule {name} does not occur in any premise",
                                       "unbound_variable"))
-        for a in premises:
+        for a in premises_only:
             if a.negated:
                 for t in _variables(a):
                     if t.name != ANONYMOUS and t.name not in body_vars:
                         _state.errors.append((t.line, t.column, f"unsafe negation in rule {name}: ?{t.name} of a "
                                                                 f"'not' premise is bound by no positive premise",
                                                                 "unsafe_negation"))
-        if all(a.negated for a in premises) and any(_variables(a) for a in premises):
+        if premises_only and all(a.negated for a in premises_only) and any(_variables(a) for a in premises_only):
             _state.errors.append((premises[0].line, premises[0].column,
                                   f"rule {name} has only 'not' premises with variables; add a positive premise "
                                   "that binds them", "unsafe_negation"))
@@ -377,6 +424,9 @@ def _describe(exc: UnexpectedInput, text: str) -> tuple[int, int, str]:
         return tok.line, tok.column, f"missing period '.' before {found}: a fact has exactly three parts"
     if "DOT" in expected and tok.type in ("SYMBOL", "STRING", "VAR", "RULE", "RELATION", "ALIAS", "WHY", "QMARK"):
         return tok.line, tok.column, f"missing period '.' at the end of the statement, before {found}"
+    if "EQUAL" in expected and "LESSTHAN" in expected and "SYMBOL" not in expected:
+        return tok.line, tok.column, (f"a comparison needs one of <, <=, >, >=, =, != between two expressions, "
+                                      f"found {found}")
     if tok.type == "DOT":
         return tok.line, tok.column, f"the statement ends too early: expected {_expected_words(expected)} before '.'"
     if tok.type in ("RELATION", "ALIAS", "RULE", "WHY"):

@@ -10,7 +10,13 @@ compiled, closed in full mode, and the model read back per predicate. Encoding:
 * in rules, identifiers are variables, ``_`` is ``?_``, quoted strings and numbers are values;
   ``not p(...)`` / ``!p(...)`` is a ``not`` premise.
 
-A case is *expressible* when every rule parses into that shape: no arithmetic, no comparisons. Cases
+Arithmetic and comparisons: a comparison of the body (``X < Y``, ``(n <= 25)``) is a comparison of the
+language; an expression argument (``A(a, b, a+b)``, ``Fib(n - 1, x)``) becomes a fresh variable ``?e__N``
+and the comparison ``?e__N = expr`` -- an assignment in a head, a test in a body literal (where a
+variable only in the expression stays unbound, as Crepe says). Integers are numbers of the language
+(``-4``), other values symbols.
+
+A case is *expressible* when every rule parses into that shape. Cases
 harvested from Nemo read a variable that occurs only inside one negated literal as "any value" (Nemo's
 semantics); there a variable occurring once becomes ``?_``, and a repeated one an auxiliary relation of
 the literal's bound variables (``not s3(X, P, P)`` -> ``aux(X) :- s3(X, P, P)`` and ``not aux(X)``).
@@ -55,8 +61,10 @@ class ConformanceError(Exception):
         self.code = code
 
 
-_LITERAL = re.compile(r"\s*(not\s+|!\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)\s*")
+_LITERAL = re.compile(r"\s*(not\s+|!\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*\Z", re.S)
 _TERM = re.compile(r'\s*(?:"([^"]*)"|(-?\d+)|([A-Za-z_][A-Za-z0-9_]*))\s*\Z')
+_TOKEN = re.compile(r'\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(<=|>=|!=|[-+*/%()<>=]))')
+_COMPARE = re.compile(r"(<=|>=|!=|<|>|=)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,14 @@ class Literal:
     pred: str
     args: tuple
     negated: bool = False
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``left op right`` of a body; each side an expression as ThinkingDB text."""
+    left: str
+    op: str
+    right: str
 
 
 def _split(body: str) -> list[str]:
@@ -82,31 +98,80 @@ def _split(body: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def _literal(text: str) -> Literal:
-    m = _LITERAL.fullmatch(text)
-    if m is None:
-        raise NotExpressible(f"not a literal: {text.strip()!r}")
-    args = []
-    for raw in ([] if not m.group(3).strip() else m.group(3).split(",")):
-        t = _TERM.match(raw)
-        if t is None:
-            raise NotExpressible(f"not a term: {raw.strip()!r}")
-        if t.group(1) is not None:
-            args.append(("const", t.group(1)))
-        elif t.group(2) is not None:
-            args.append(("const", int(t.group(2))))
+def expression(text: str) -> str:
+    """An arithmetic expression of the suite (identifiers are variables) as ThinkingDB text:
+    ``a+b`` -> ``?a + ?b``, ``1-2-3`` -> ``1 - 2 - 3`` (same precedence and associativity)."""
+    out: list[str] = []
+    pos, text = 0, text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise NotExpressible(f"not an arithmetic expression: {text!r}")
+        pos = m.end()
+        number, name, op = m.groups()
+        if number is not None:
+            if out and out[-1] == "-" and (len(out) == 1 or out[-2] in "+-*/%("):
+                out[-1] = "-" + number   # a negative literal
+            else:
+                out.append(number)
+        elif name is not None:
+            out.append("?_" if name == "_" else f"?{name}")
+        elif op in "<>=" or op in ("<=", ">=", "!="):
+            raise NotExpressible(f"a comparison inside an expression: {text!r}")
         else:
-            args.append(("var", t.group(3)))
-    return Literal(m.group(2), tuple(args), m.group(1) is not None)
+            out.append(op)
+    return " ".join(out).replace("( ", "(").replace(" )", ")")
 
 
-def parse_rule(text: str) -> tuple[Literal, list[Literal]]:
-    """``Head :- Body.`` into literals; raises :class:`NotExpressible`."""
+def _argument(raw: str):
+    t = _TERM.match(raw)
+    if t is not None:
+        if t.group(1) is not None:
+            return ("const", t.group(1))
+        if t.group(2) is not None:
+            return ("const", int(t.group(2)))
+        return ("var", t.group(3))
+    return ("expr", expression(raw))
+
+
+def _item(text: str):
+    """A body item: a literal, or a comparison (possibly in parentheses)."""
+    m = _LITERAL.fullmatch(text)
+    if m is not None and _balanced(m.group(3)):
+        args = [] if not m.group(3).strip() else [_argument(a) for a in _split(m.group(3))]
+        return Literal(m.group(2), tuple(args), m.group(1) is not None)
+    body = text.strip()
+    while body.startswith("(") and body.endswith(")") and _balanced(body[1:-1]):
+        body = body[1:-1].strip()
+    parts = _COMPARE.split(body)
+    if len(parts) != 3:
+        raise NotExpressible(f"not a literal or a comparison: {text.strip()!r}")
+    return Comparison(expression(parts[0]), parts[1], expression(parts[2]))
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _literal(text: str) -> Literal:
+    item = _item(text)
+    if not isinstance(item, Literal):
+        raise NotExpressible(f"not a literal: {text.strip()!r}")
+    return item
+
+
+def parse_rule(text: str) -> tuple[Literal, list]:
+    """``Head :- Body.`` into a head literal and body items; raises :class:`NotExpressible`."""
     text = text.strip().rstrip(".")
     if ":-" not in text:
         raise NotExpressible("a rule without a body")
     head, body = text.split(":-", 1)
-    return _literal(head), [_literal(b) for b in _split(body)]
+    return _literal(head), [_item(b) for b in _split(body)]
 
 
 class Translation:
@@ -121,7 +186,7 @@ class Translation:
         for pred, rows in program.facts.items():
             self.arities.setdefault(pred, set()).update(len(r) for r in rows)
         for head, body in rules:
-            for lit in [head] + body:
+            for lit in [head] + [b for b in body if isinstance(b, Literal)]:
                 self.arities.setdefault(lit.pred, set()).add(len(lit.args))
         lines = [self.fact(pred, row) for pred, rows in program.facts.items() for row in rows]
         extra: list[str] = []
@@ -136,6 +201,8 @@ class Translation:
         return len(a) > 1 or max(a) > 2
 
     def value(self, v) -> str:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)   # an integer is a number of the language (arithmetic works on it)
         key = (type(v).__name__, v)
         if key not in self.values:
             self.values[key] = f"v{len(self.values)}"
@@ -159,21 +226,36 @@ class Translation:
     def fact(self, pred: str, row) -> str:
         return self.atom(pred, [self.value(v) for v in row]) + "."
 
-    def term(self, t) -> str:
+    def term(self, t, checks: list[str]) -> str:
+        """A term; an expression becomes a fresh variable and the comparison ``?e = expr``."""
         kind, v = t
         if kind == "const":
             return self.value(v)
+        if kind == "expr":
+            self.aux += 1
+            var = f"?e__{self.aux}"
+            checks.append(f"{var} = {v}")
+            return var
         return "?_" if v == "_" else f"?{v}"
 
-    def rule(self, name: str, head: Literal, body: list[Literal]) -> str:
-        prem = [("not " if b.negated else "") + self.atom(b.pred, [self.term(t) for t in b.args]) for b in body]
-        return f"rule {name}: {', '.join(prem)} => {self.atom(head.pred, [self.term(t) for t in head.args])}."
+    def rule(self, name: str, head: Literal, body: list) -> str:
+        prem, checks = [], []
+        for b in body:
+            if isinstance(b, Comparison):
+                checks.append(f"{b.left} {b.op} {b.right}")
+            else:
+                prem.append(("not " if b.negated else "") + self.atom(b.pred, [self.term(t, checks) for t in b.args]))
+        head_text = self.atom(head.pred, [self.term(t, checks) for t in head.args])
+        return f"rule {name}: {', '.join(prem + checks)} => {head_text}."
 
     def existential(self, body: list[Literal], extra: list[str]) -> list[Literal]:
         """Nemo: variables only inside one negated literal mean "any value"."""
-        positive = {v for b in body if not b.negated for k, v in b.args if k == "var"}
+        positive = {v for b in body if isinstance(b, Literal) and not b.negated for k, v in b.args if k == "var"}
         out = []
         for b in body:
+            if isinstance(b, Comparison):
+                out.append(b)
+                continue
             local = [v for k, v in b.args if k == "var" and v not in positive and v != "_"] if b.negated else []
             if not local:
                 out.append(b)
@@ -193,6 +275,7 @@ class Translation:
     def read(self, triples, wanted: list[str]) -> dict[str, set[tuple]]:
         """The model's tuples of each wanted predicate, values decoded."""
         back = {sym: v for (_, v), sym in self.values.items()}
+        decode = lambda k: back[k] if k in back else int(k)  # noqa: E731 (numbers are themselves)
         out: dict[str, set[tuple]] = {p: set() for p in wanted}
         nodes: dict[str, dict[int, str]] = {}
         rel_of = {r: p for p, r in self.preds.items()}
@@ -206,11 +289,11 @@ class Translation:
                     nodes.setdefault((pred, s), {})[int(pos)] = o
             elif not pos:
                 row = (s, o) if max(self.arities[pred]) == 2 else (s,) if max(self.arities[pred]) == 1 else ()
-                out[pred].add(tuple(back[x] for x in row))
+                out[pred].add(tuple(decode(x) for x in row))
         for (pred, _), roles in nodes.items():
             n = max(self.arities[pred])
             if len(roles) == n:
-                out[pred].add(tuple(back[roles[i]] for i in range(1, n + 1)))
+                out[pred].add(tuple(decode(roles[i]) for i in range(1, n + 1)))
         return out
 
 

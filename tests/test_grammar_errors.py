@@ -24,7 +24,7 @@ BAD_INPUTS = [
     ("rule weight zero", "rule r @0: ?x a ?y => ?x b ?y.", [(1, 9, "rule weight must be in (0, 1], got 0")]),
     ("rule weight above one", "rule r @1.2: ?x a ?y => ?x b ?y.", [(1, 9, "rule weight must be in (0, 1], got 1.2")]),
     ("rule without premises", "rule r: => ?x b ?y.",
-     [(1, 9, "expected 'not', a quoted string, a symbol, a variable such as ?x or an n-ary statement such as "
+     [(1, 9, "expected '(', 'not', a quoted string, a symbol, a variable such as ?x or an n-ary statement such as "
              "name(a, b, c), found '=>'")]),
     ("rule without colon", "rule r ?x a ?y => ?x b ?y.", [(1, 8, "expected ':' or '@' and a confidence, found '?x'")]),
     ("anonymous variable in a head", "rule r: ?x a ?_ => ?x b ?_.",
@@ -52,6 +52,23 @@ BAD_INPUTS = [
     ("empty relation", 'a "" b.', [(1, 3, "a relation name cannot be empty")]),
     ("rule missing final period", "rule r: ?x a ?y => ?x b ?y", [(1, 27, "missing period '.' at the end of the statement")]),
     ("10 MB single line", "a" * 10_000_000, [(1, 10_000_001, "missing period '.' at the end of the statement")]),
+    ("comparison of an unbound variable", "rule r: ?x a ?y, ?n <= 25 => ?x b ?y.",
+     [(1, 18, "unbound variable in a comparison of rule r: ?n is bound by no positive premise and assigned by "
+              "no '?n = ...'")]),
+    ("assignment from an unbound variable", "rule r: ?x a ?y, ?z = ?n + 1 => ?x b ?z.",
+     [(1, 23, "unbound variable in a comparison of rule r: ?n is bound by no positive premise and assigned by "
+              "no '?n = ...'")]),
+    ("assignment of itself", "rule r: ?x a ?y, ?z = ?z + 1 => ?x b ?z.",
+     [(1, 23, "unbound variable in a comparison of rule r: ?z is bound by no positive premise and assigned by "
+              "no '?z = ...'")]),
+    ("anonymous variable in a comparison", "rule r: ?x a ?y, ?_ > 1 => ?x b ?y.",
+     [(1, 18, "unbound variable in a comparison of rule r: the anonymous variable ?_ binds nothing")]),
+    ("comparisons without a premise", "rule r: ?z = 1 + 2 => a b ?z.",
+     [(1, 9, "rule r has comparisons but no positive premise: add one that they can test")]),
+    ("expression without a comparison", "rule r: ?x a ?y, ?y + 1 => ?x b ?y.",
+     [(1, 25, "a comparison needs one of <, <=, >, >=, =, != between two expressions, found '=>'")]),
+    ("comparison without a right side", "rule r: ?x a ?y, ?y < => ?x b ?y.",
+     [(1, 23, "expected '(', a quoted string, a symbol or a variable such as ?x, found '=>'")]),
     ("several errors", "a uses b.\nc d e @7.\nf g.\nh i j.\n? ?x r{2,1} ?y.",
      [(2, 8, "confidence must be in [0, 1], got 7"),
       (3, 4, "the statement ends too early: expected a quoted string or a symbol before '.'"),

@@ -10,6 +10,8 @@ bare = st.from_regex(r"[A-Za-z][A-Za-z0-9_\-]{0,8}(:[0-9]{1,4})?", fullmatch=Tru
 symbols = st.one_of(bare, names).map(ast.Symbol)
 relations = st.one_of(bare, names.filter(lambda s: s.strip())).map(ast.Relation)
 variables = st.one_of(st.from_regex(r"[a-z][a-z0-9_]{0,5}", fullmatch=True), st.just("_")).map(ast.Variable)
+numbers = st.one_of(st.integers(-10**6, 10**6).map(str),
+                    st.from_regex(r"-?[0-9]{1,4}\.[0-9]{1,3}", fullmatch=True)).map(ast.Symbol)
 confidences = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
 weights = st.one_of(st.none(), st.floats(min_value=1e-6, max_value=1.0))
 
@@ -18,7 +20,8 @@ words = bare.filter(lambda w: w not in ("relation", "alias", "rule", "why", "not
 phrases = st.lists(words, min_size=2, max_size=4).map(lambda ws: ast.Relation(" ".join(ws), phrase=True))
 relations_or_phrases = st.one_of(relations, phrases)
 nary_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True).map(ast.Relation)
-facts = st.one_of(st.builds(ast.Fact, symbols, relations_or_phrases, symbols, confidences),
+facts = st.one_of(st.builds(ast.Fact, st.one_of(symbols, numbers), relations_or_phrases, st.one_of(symbols, numbers),
+                            confidences),
                   st.builds(ast.NaryFact, nary_names, st.lists(symbols, min_size=1, max_size=5).map(tuple),
                             confidences))
 decls = st.one_of(
@@ -37,6 +40,14 @@ nary_atoms = st.builds(ast.NaryAtom, nary_names, st.lists(terms, min_size=1, max
 positive_atoms = st.one_of(st.builds(ast.Atom, terms, relations_or_phrases, terms), nary_atoms)
 
 
+
+
+def expressions(operands):
+    """Arithmetic over ``operands`` (variables bound above, numbers, symbols), nested up to 4 leaves."""
+    return st.recursive(operands, lambda inner: st.builds(ast.Arith, st.sampled_from("+-*/%"), inner, inner),
+                        max_leaves=4)
+
+
 @st.composite
 def rules(draw):
     premises = list(draw(st.lists(positive_atoms, min_size=1, max_size=4)))
@@ -48,6 +59,16 @@ def rules(draw):
         else:
             args = tuple(draw(st.lists(safe, min_size=1, max_size=3)))
             premises.append(ast.NaryAtom(draw(nary_names), args, negated=True))
+    if body_vars:   # comparisons over bound variables, and assignments of fresh ones the head may use
+        operands = st.one_of(st.sampled_from(body_vars), numbers, symbols)
+        for _ in range(draw(st.integers(0, 2))):
+            premises.append(ast.Comparison(draw(expressions(operands)), draw(st.sampled_from(
+                ["<", "<=", ">", ">=", "=", "!="])), draw(expressions(operands))))
+        if draw(st.booleans()):
+            fresh = ast.Variable(draw(st.from_regex(r"v[a-z0-9_]{0,4}", fullmatch=True)))
+            if all(v.name != fresh.name for v in body_vars):
+                premises.append(ast.Comparison(fresh, "=", draw(expressions(operands))))
+                body_vars = body_vars + [fresh]
     head_terms = st.one_of(symbols, st.sampled_from(body_vars)) if body_vars else symbols
     if draw(st.booleans()):
         head = ast.Atom(draw(head_terms), draw(relations_or_phrases), draw(head_terms))

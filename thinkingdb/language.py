@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 import grammar
 from grammar import ast
 
+from grammar.safety import order_comparisons
+
+from .arith import ASSIGN, Arith, Constraint
 from .errors import Diagnostic, ParseError, ValidationError, translate
 from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Term, Triple, Var, node_key, role)
@@ -107,6 +110,24 @@ class _Compiler:
         return s, " ".join(words[i:j]), o
 
     # -- rules and queries -----------------------------------------------------------------------
+    def expr(self, e: ast.Expr):
+        """An arithmetic expression of the syntax tree as a model value (symbols become keys)."""
+        if isinstance(e, ast.Arith):
+            return Arith(e.op, self.expr(e.left), self.expr(e.right))
+        return self.term(e)
+
+    def constraints(self, s: ast.RuleDecl) -> list[Constraint]:
+        """The rule's comparisons in the order they run, assignments as ``:=``."""
+        ordered, _, _ = order_comparisons(s.premises)
+        out = []
+        for c, target in ordered:
+            if target is None:
+                out.append(Constraint(c.op, self.expr(c.left), self.expr(c.right)))
+            else:
+                other = c.right if target is c.left else c.left
+                out.append(Constraint(ASSIGN, Var(target.name), self.expr(other)))
+        return out
+
     def atom(self, a: ast.Atom) -> Atom:
         sub, rel_text, obj = self.split(a.subject, a.relation, a.object)
         s, o = self.term(sub), self.term(obj)
@@ -138,6 +159,8 @@ class _Compiler:
         negated: list[Atom] = []
         extra: list[Rule] = []
         for p in s.premises:
+            if isinstance(p, ast.Comparison):
+                continue
             if isinstance(p, ast.Atom):
                 (negated if p.negated else premises).append(self.atom(p))
             elif not p.negated:
@@ -165,7 +188,9 @@ class _Compiler:
             rel, args = self.nary(s.head)
             heads = [Atom(Node(rel, tuple(args)), role(rel, i), t) for i, t in enumerate(args, 1)]
         names = [s.name] if len(heads) == 1 else [f"{s.name}/{i}" for i in range(1, len(heads) + 1)]
-        return extra + [Rule(n, tuple(premises), h, weight, tuple(negated)) for n, h in zip(names, heads)]
+        constraints = tuple(self.constraints(s))
+        return extra + [Rule(n, tuple(premises), h, weight, tuple(negated), constraints)
+                        for n, h in zip(names, heads)]
 
     def pattern(self, x) -> list[QueryPattern]:
         if isinstance(x, ast.NaryAtom):

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
+from .arith import Constraint
 from .errors import ValidationError
 from .numeric import check_number
 
@@ -166,9 +167,12 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """``premises, not negated => head`` with a weight in (0, 1]. Every head variable must occur in a
-    (positive) premise; so must every variable of a ``negated`` premise except anonymous ones, which
-    mean "any" (safe negation). A rule holds when its premises match and no ``negated`` atom does.
+    """``premises, not negated, constraints => head`` with a weight in (0, 1]. Every head variable must
+    occur in a (positive) premise or be assigned by a constraint; so must every variable of a ``negated``
+    premise except anonymous ones, which mean "any" (safe negation). ``constraints``
+    (:class:`~thinkingdb.arith.Constraint`) run in order after the premises matched: each variable they
+    use is bound by a premise or an earlier assignment. A rule holds when its premises match, every
+    constraint holds and no ``negated`` atom does.
 
     >>> x, y, z = Var("x"), Var("y"), Var("z")
     >>> r = Rule("cap", (Atom(x, "uses", y), Atom(y, "provides", z)), Atom(x, "has_capability", z), 0.95)
@@ -185,12 +189,25 @@ class Rule:
     head: Atom
     weight: float = 1.0
     negated: tuple[Atom, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
 
     def __post_init__(self) -> None:
         check_unit_float(self.weight, f"weight of rule {self.name}", low_open=True)
         if not self.premises and not self.negated:
             raise ValidationError(f"rule {self.name} has no premises")
         body_vars = {v for p in self.premises for v in p.variables()}
+        if self.constraints and not self.premises:
+            raise ValidationError(f"rule {self.name}: constraints need a positive premise")
+        for c in self.constraints:
+            used = c.variables()[1:] if c.assigns else c.variables()
+            free = [v for v in used if v not in body_vars]
+            if free:
+                raise ValidationError(f"rule {self.name}: variable {free[0]} of '{c}' is bound by no premise "
+                                      "and no earlier assignment")
+            if c.assigns:
+                if c.left in body_vars:
+                    raise ValidationError(f"rule {self.name}: '{c}' assigns {c.left}, which is already bound")
+                body_vars.add(c.left)
         missing = [v for v in self.head.variables() if v not in body_vars]
         if missing:
             raise ValidationError(
@@ -208,7 +225,8 @@ class Rule:
                 raise ValidationError(f"rule {self.name}: a premise matches a statement node through a variable")
 
     def __str__(self) -> str:
-        body = ", ".join([str(p) for p in self.premises] + [f"not {a}" for a in self.negated])
+        body = ", ".join([str(p) for p in self.premises] + [f"not {a}" for a in self.negated]
+                         + [str(c) for c in self.constraints])
         return f"rule {self.name} @{self.weight:g}: {body} => {self.head}."
 
 

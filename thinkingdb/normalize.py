@@ -22,6 +22,7 @@ from functools import lru_cache
 from .errors import ValidationError
 
 _FOLD = re.compile(r"[\s\-_]+")
+_NUMERAL = re.compile(r"[+-]?\d+(?:\.\d+)?")   # a signed number is its own key ('-4' is not '4')
 _CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _QUOTES = "\"'“”‘’«»`"
@@ -54,6 +55,8 @@ def symbol_key(label: str, mode: str = "iris") -> str:
     ('secure_execution', 'secure_execution', 'secure_execution')
     >>> symbol_key('"AchillesIDE"')
     'achilleside'
+    >>> symbol_key("-4"), symbol_key("+2.5"), symbol_key("-x")
+    ('-4', '2.5', 'x')
     >>> symbol_key("ex:New_York"), symbol_key("ex:New-York"), symbol_key("ex:New-York", "folded")
     ('ex:New_York', 'ex:New-York', 'ex:new_york')
     """
@@ -62,6 +65,8 @@ def symbol_key(label: str, mode: str = "iris") -> str:
         if exact is not None:
             return exact
     text = unicodedata.normalize("NFKC", label).strip().strip(_QUOTES).strip()
+    if _NUMERAL.fullmatch(text):
+        return text.lstrip("+")
     key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
     if not key:
         raise ValidationError(f"empty symbol {label!r}")

@@ -62,6 +62,8 @@ def unsupported(rules: tuple[Rule, ...], alternatives: int) -> str | None:
     if any(getattr(p, "negated", False) for r in rules for p in r.premises) or any(
             getattr(r, "negated", ()) for r in rules):
         return "negation"
+    if any(getattr(r, "constraints", ()) for r in rules):
+        return "comparisons"
     return None
 
 

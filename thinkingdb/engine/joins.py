@@ -131,15 +131,16 @@ class Plan:
     (val = symbol id), BOUND / FREE (val = variable slot), SAME (object is the subject's variable).
     """
 
-    __slots__ = ("rule_idx", "start", "first", "steps", "head", "weight", "n_prem", "negs", "special")
+    __slots__ = ("rule_idx", "start", "first", "steps", "head", "weight", "n_prem", "negs", "special", "slots")
 
-    def __init__(self, rule_idx, start, first, steps, head, weight, n_prem, negs=()):
+    def __init__(self, rule_idx, start, first, steps, head, weight, n_prem, negs=(), slots=None):
         self.rule_idx, self.start, self.first, self.steps = rule_idx, start, first, steps
         self.head, self.weight, self.n_prem = head, weight, n_prem
         # 'not' premises as (subject spec, relation id, object spec); ``special(env)`` -- set by the
         # stratified engine when a rule has them or a statement-node head -- gives the head key, or
         # None when a 'not' premise matches
         self.negs, self.special = negs, None
+        self.slots = slots   # variable -> env slot (premise variables, then the assigned ones)
 
 
 def compile_rule(rule_idx: int, rule: Rule, start: int, rel_id: Callable[[str], int],
@@ -150,6 +151,9 @@ def compile_rule(rule_idx: int, rule: Rule, start: int, rel_id: Callable[[str], 
         for t in (p.subject, p.object):
             if isinstance(t, Var):
                 slots.setdefault(t, len(slots))
+    for c in rule.constraints:   # an assigned variable gets the next slot; the stratified engine fills it
+        if c.assigns:
+            slots.setdefault(c.left, len(slots))
     bound: set[Var] = set()
 
     def step(i: int) -> tuple:
@@ -189,7 +193,7 @@ def compile_rule(rule_idx: int, rule: Rule, start: int, rel_id: Callable[[str], 
     head = (spec(h.subject), spec(h.object))
     negs = tuple((spec(a.subject), rel_id(a.relation), spec(a.object)) for a in rule.negated)
     return Plan(rule_idx, start, first, tuple(steps), (head[0], rel_id(h.relation), head[1]), rule.weight,
-                len(rule.premises), negs)
+                len(rule.premises), negs, slots)
 
 
 def _bind_first(first: tuple, s: int, o: int, env: list) -> bool:

@@ -12,6 +12,9 @@ A :class:`Proof` concludes one triple. ``kind`` says how:
 * ``absent`` — a leaf under a rule with ``not`` premises: the fact that was *not* there (neither
   asserted nor derivable in a lower stratum) when the rule fired; score 1, depth 0. An anonymous
   position reads ``?_`` ("no such fact with any value here").
+* ``check`` — a leaf under a rule with comparisons: one comparison or assignment with the values it
+  held for (``5 <= 25``, ``3 = 1 + 2``: the assigned value first) in ``rule``; ``conclusion`` is None,
+  score 1, depth 0.
 
 >>> from thinkingdb.model import Triple
 >>> a = Proof.asserted(Triple("achilleside", "uses", "ploinky"), 1.0)
@@ -32,11 +35,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
+from ..arith import run as run_constraints
 from ..model import Rule, Triple, Var, ground
 
 __all__ = ["Proof", "check_proof"]
 
-KINDS = ("asserted", "rule", "path", "query", "absent")
+KINDS = ("asserted", "rule", "path", "query", "absent", "check")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,11 @@ class Proof:
     def absent(triple: Triple) -> "Proof":
         """A leaf: ``triple`` was absent, which a ``not`` premise relied on."""
         return Proof(triple, 1.0, 0, "absent")
+
+    @staticmethod
+    def check(text: str) -> "Proof":
+        """A leaf: the comparison or assignment ``text`` held (``5 <= 25``, ``3 = 1 + 2``)."""
+        return Proof(None, 1.0, 0, "check", text)
 
     @staticmethod
     def derived(triple: Triple, rule: str, weight: float, premises: tuple["Proof", ...]) -> "Proof":
@@ -97,6 +106,8 @@ class Proof:
 
     # -- exports ---------------------------------------------------------------------------------
     def _label(self, labels: Mapping[str, str] | None) -> str:
+        if self.kind == "check":
+            return str(self.rule)
         if self.conclusion is None:
             return "answer"
         t = self.conclusion
@@ -109,6 +120,8 @@ class Proof:
             return f"score {self.score:.6g}, asserted"
         if self.kind == "absent":
             return "absent: not asserted, not derived"
+        if self.kind == "check":
+            return "holds"
         if self.kind == "rule":
             return f"score {self.score:.6g}, depth {self.depth}, rule {self.rule} @{self.weight:g}"
         return f"score {self.score:.6g}, {self.kind}" + (f" {self.rule}" if self.rule else "")
@@ -187,6 +200,8 @@ def check_proof(proof: Proof, rules: Iterable[Rule], asserted: Callable[[Triple]
         stack.extend(node.premises)
         stack.extend(node.alternatives)
         where = str(node.conclusion)
+        if node.kind == "check":
+            continue   # checked with its rule (see _matches)
         if node.kind == "absent":
             if "?_" not in (node.conclusion.subject, node.conclusion.object) and asserted(node.conclusion) is not None:
                 problems.append(f"{where}: relied on as absent but asserted")
@@ -219,7 +234,7 @@ def check_proof(proof: Proof, rules: Iterable[Rule], asserted: Callable[[Triple]
 
 
 def _matches(rule: Rule, node: Proof) -> bool:
-    if len(rule.premises) + len(rule.negated) != len(node.premises):
+    if len(rule.premises) + len(rule.negated) + len(rule.constraints) != len(node.premises):
         return False
     env: dict[Var, str] = {}
 
@@ -231,6 +246,12 @@ def _matches(rule: Rule, node: Proof) -> bool:
     for atom, child in zip(rule.premises, node.premises):
         t = child.conclusion
         if t is None or atom.relation != t.relation or not (bind(atom.subject, t.subject) and bind(atom.object, t.object)):
+            return False
+    if rule.constraints:   # evaluated again: they must hold and read as the proof says
+        steps = run_constraints(rule.constraints, env)
+        shown = [child.rule for child in node.premises[len(rule.premises) + len(rule.negated):]]
+        if steps is None or steps != shown or any(c.kind != "check" for c in
+                                                  node.premises[len(rule.premises) + len(rule.negated):]):
             return False
     for atom, child in zip(rule.negated, node.premises[len(rule.premises):]):
         if child.kind != "absent" or child.conclusion != Triple(ground(atom.subject, env), atom.relation,

@@ -12,6 +12,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Iterator
 
+from ..arith import run as run_constraints
 from ..model import Rule, Triple, Var, ground
 from .graph import FactGraph
 from .proofs import Proof
@@ -261,9 +262,10 @@ class ClosureResult(FactView):
         return out[:k]
 
     def _absent(self, rule_idx: int, prems: tuple) -> tuple[Proof, ...]:
-        """The 'not' premises of the rule as they stood for this match: the facts found absent."""
+        """The 'not' premises of the rule as they stood for this match (the facts found absent), then
+        its comparisons and assignments with their values (``check`` leaves)."""
         rule = self.rules[rule_idx]
-        if not rule.negated:
+        if not rule.negated and not rule.constraints:
             return ()
         env: dict = {}
         for atom, key in zip(rule.premises, prems):
@@ -271,8 +273,9 @@ class ClosureResult(FactView):
             for term, val in ((atom.subject, t.subject), (atom.object, t.object)):
                 if isinstance(term, Var):
                     env[term] = val
+        steps = run_constraints(rule.constraints, env) or [] if rule.constraints else []
         return tuple(Proof.absent(Triple(ground(a.subject, env), a.relation, ground(a.object, env)))
-                     for a in rule.negated)
+                     for a in rule.negated) + tuple(Proof.check(text) for text in steps)
 
     def _canon(self, rule_idx, prems):
         return self._names[rule_idx], tuple(self.ids.key_rank(p) for p in prems)

@@ -97,15 +97,16 @@ def relevant_rules(rules: Iterable[Rule], relations: Iterable[str]) -> tuple[Rul
 
 
 def needs_strata(rules: Iterable[Rule]) -> bool:
-    """Whether a rule set needs the stratified reference engine: a ``not`` premise, or a head that
-    makes statement nodes (an n-ary head). Fast paths and other engines must decline such sets;
+    """Whether a rule set needs the stratified reference engine: a ``not`` premise, a comparison or
+    assignment (``constraints``), or a head that makes statement nodes (an n-ary head). Fast paths and other engines must decline such sets;
     :func:`strata` gives the order to evaluate them in.
 
     >>> x = Var("x")
     >>> needs_strata([Rule("r", (Atom(x, "a", "b"),), Atom(x, "c", "d"), negated=(Atom(x, "e", "f"),))])
     True
     """
-    return any(r.negated or isinstance(r.head.subject, Node) or isinstance(r.head.object, Node) for r in rules)
+    return any(r.negated or r.constraints or isinstance(r.head.subject, Node) or isinstance(r.head.object, Node)
+               for r in rules)
 
 
 def transitive_relation(rule: Rule) -> str | None:

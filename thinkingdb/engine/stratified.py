@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+from ..arith import run as run_constraints
 from ..model import Node, Var, node_key
 from ..stratify import strata
 from .joins import ANY, CONST, NODE, FactStore, compile_rule, fire
@@ -51,12 +52,23 @@ def _node_id(spec, env, ids):
     return ids.find_sym(node_key(rel, [ids.sym_key(_value(a, env, ids)) for a in args]))
 
 
-def _special(plan, ids, store):
-    """``env -> head key``, or None when a 'not' premise of the rule matches a known fact."""
+def _special(plan, ids, store, constraints=()):
+    """``env -> head key``, or None when a constraint fails or a 'not' premise matches a known fact.
+    Constraints run first, in order: an assignment fills its variable's slot of ``env``."""
     hs, hr, ho = plan.head
     negs = plan.negs
+    assigned = [(c.left, plan.slots[c.left]) for c in constraints if c.assigns]
+    used = sorted({v for c in constraints for v in c.variables()} - {v for v, _ in assigned}, key=str)
+    slots = [(v, plan.slots[v]) for v in used]
+    sym_key, sym = ids.sym_key, ids.sym
 
     def special(env):
+        if constraints:
+            values = {v: sym_key(env[i]) for v, i in slots}
+            if run_constraints(constraints, values) is None:
+                return None
+            for v, i in assigned:
+                env[i] = sym(values[v])
         for s_spec, r, o_spec in negs:
             s = None if s_spec[0] == ANY else _node_id(s_spec, env, ids)
             o = None if o_spec[0] == ANY else _node_id(o_spec, env, ids)
@@ -173,9 +185,9 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
             plans = []
             for i in stratum:
                 rule = rules[i]
-                n_vars = len({v for p in rule.premises for v in p.variables()})
                 emit = make_emit(rule.weight, i)
                 ps = [compile_rule(i, rule, k, ids.rel, ids.sym, size) for k in range(len(rule.premises))]
+                n_vars = len(ps[0].slots) if ps else 0
                 if not ps:   # only ground 'not' premises: fires once, on nothing
                     head = _special(_GroundPlan(rule, ids), ids, store)({})
                     if head is not None:
@@ -183,7 +195,7 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
                         emit(head, ())
                     continue
                 for p in ps:
-                    p.special = _special(p, ids, store)
+                    p.special = _special(p, ids, store, rule.constraints)
                 plans.append((ps, emit, n_vars))
             delta = None
             while True:

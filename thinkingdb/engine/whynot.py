@@ -4,8 +4,9 @@ The closure runs (full mode, within the limits) for the rules that can conclude 
 If the fact holds after all, the answer is its proof. Otherwise each rule whose head can be the fact is
 tried: its head is bound to the fact, then its premises are matched in order over the asserted and
 derived facts, and the match that gets furthest is reported -- the first premise with no matching fact
-(``missing``), or, when every premise matched, the ``not`` premise whose fact exists (``blocked``, with
-that fact's proof). The search is bounded (``max_steps`` candidate facts); ``cut`` says when it stopped
+(``missing``), or, when every premise matched, the comparison that failed on every such match
+(``comparison``, with the values of the first), or the ``not`` premise whose fact exists (``blocked``,
+with that fact's proof). The search is bounded (``max_steps`` candidate facts); ``cut`` says when it stopped
 early, and ``truncated`` when the closure itself was cut short (the fact may then hold beyond the bound).
 
 >>> from thinkingdb.engine.graph import FactGraph
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from ..arith import Constraint, run as run_constraints
 from ..model import Limits, Node, Rule, Triple, Var, ground
 from .closure import closure
 from .proofs import Proof
@@ -35,7 +37,8 @@ __all__ = ["why_not", "WhyNot", "Failure"]
 @dataclass(frozen=True)
 class Failure:
     """Why one rule did not conclude the fact: ``kind`` is ``missing`` (``premise`` had no match under
-    ``bindings``), ``blocked`` (the ``not`` premise matched ``blocker``) or ``bounds`` (every premise
+    ``bindings``), ``comparison`` (every premise matched, but ``premise``, a comparison shown with its
+    values, did not hold), ``blocked`` (the ``not`` premise matched ``blocker``) or ``bounds`` (every premise
     held: only a bound of the run kept the rule from firing)."""
 
     rule: str
@@ -73,6 +76,8 @@ class WhyNot:
         for f in self.failures:
             if f.kind == "missing":
                 lines.append(f"rule {f.rule}: no fact matches {f.premise}")
+            elif f.kind == "comparison":
+                lines.append(f"rule {f.rule}: every premise matches, but {f.premise} does not hold")
             elif f.kind == "blocked":
                 lines.append(f"rule {f.rule}: blocked by not {f.premise}, which holds:")
                 lines.extend("  " + ln for ln in f.blocker.to_text(labels).splitlines())
@@ -138,14 +143,41 @@ def _text(atom, env) -> str:
     return f"{show(atom.subject)} {atom.relation} {show(atom.object)}"
 
 
+def _check(rule, env: dict) -> tuple[int, str] | None:
+    """None when the rule's constraints hold under ``env`` (binding what they assign); else how many
+    held and the first that fails, with its values. An assigned variable the head already bound must
+    equal the value."""
+    for i, c in enumerate(rule.constraints):
+        if c.assigns and c.left in env:
+            c = Constraint("=", c.left, c.right)
+        if run_constraints([c], env) is None:
+            return i, str(c) + _values(c, env)
+    return None
+
+
+def _values(c, env: dict) -> str:
+    known = [f"{v}={env[v]}" for v in dict.fromkeys(c.variables()) if v in env]
+    return f" (with {', '.join(known)})" if known else ""
+
+
 def _explain(rule, env, by_rel, res, steps, max_steps) -> Failure:
     best = [-1, env]
+    failed: list = []   # the full match a comparison rejected latest: (held, env, the comparison)
 
     def walk(k: int, env: dict) -> bool:
         if k > best[0]:
             best[0], best[1] = k, env
         if k == len(rule.premises):
-            return True
+            if not rule.constraints:
+                return True
+            env = dict(env)
+            bad = _check(rule, env)
+            if bad is None:
+                best[1] = env
+                return True
+            if not failed or bad[0] > failed[0][0]:
+                failed[:] = [(bad[0], env, bad[1])]
+            return False
         a = rule.premises[k]
         for s, o in by_rel.get(a.relation, ()):
             steps[0] += 1
@@ -158,6 +190,10 @@ def _explain(rule, env, by_rel, res, steps, max_steps) -> Failure:
 
     complete = walk(0, env)
     k, env = best
+    if not complete and failed:
+        _, env, bad = failed[0]
+        bindings = tuple(sorted((v.name, val) for v, val in env.items() if not v.anonymous))
+        return Failure(rule.name, "comparison", bad, bindings)
     bindings = tuple(sorted((v.name, val) for v, val in env.items() if not v.anonymous))
     if not complete:
         return Failure(rule.name, "missing", _text(rule.premises[k], env), bindings)

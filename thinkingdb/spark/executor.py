@@ -62,6 +62,8 @@ def _check_rules(rules: tuple[Rule, ...]) -> None:
     for rule in rules:
         if getattr(rule, "negated", ()):   # stratified negation is evaluated in process only
             raise ValidationError(f"rule {rule.name!r}: negated premises are not supported by the Spark engine")
+        if getattr(rule, "constraints", ()):   # so are comparisons and arithmetic
+            raise ValidationError(f"rule {rule.name!r}: comparisons are not supported by the Spark engine")
 
 
 class SparkClosure:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
+from ..arith import Arith, Constraint
 from ..errors import StoreError
 from .locking import WriterLock, file_id
 from ..model import Atom, Declaration, Fact, Node, Rule, Term, Triple, Var
@@ -118,6 +119,18 @@ def _decode_term(t: Any) -> Term:
     return Var(t["var"]) if isinstance(t, dict) else t
 
 
+def _encode_expr(e: Any) -> Any:
+    if isinstance(e, Arith):
+        return {"op": e.op, "left": _encode_expr(e.left), "right": _encode_expr(e.right)}
+    return _encode_term(e)
+
+
+def _decode_expr(e: Any) -> Any:
+    if isinstance(e, dict) and "op" in e:
+        return Arith(e["op"], _decode_expr(e["left"]), _decode_expr(e["right"]))
+    return _decode_term(e)
+
+
 def rule_to_json(rule: Rule, unit: str | None = None) -> str:
     """A rule as the JSON text stored in the ``rules`` table (round-trips through :func:`rule_from_json`).
 
@@ -128,6 +141,10 @@ def rule_to_json(rule: Rule, unit: str | None = None) -> str:
     ...          negated=(Atom(Var("x"), "banned", Var("_#1")),))
     >>> rule_from_json("n", rule_to_json(n)) == n
     True
+    >>> c = Rule("c", r.premises, Atom(Var("x"), "next", Var("z")),
+    ...          constraints=(Constraint(":=", Var("z"), Arith("+", Var("y"), "1")), Constraint("<", Var("z"), "9")))
+    >>> rule_from_json("c", rule_to_json(c)) == c
+    True
     """
     atoms = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.premises]
     h = rule.head
@@ -135,6 +152,8 @@ def rule_to_json(rule: Rule, unit: str | None = None) -> str:
            "head": [_encode_term(h.subject), h.relation, _encode_term(h.object)]}
     if rule.negated:
         out["negated"] = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.negated]
+    if rule.constraints:
+        out["constraints"] = [[c.op, _encode_expr(c.left), _encode_expr(c.right)] for c in rule.constraints]
     if unit is not None:   # a rule of a restricted unit: it applies only for callers who see the unit
         out["unit"] = unit
     return json.dumps(out)
@@ -145,7 +164,8 @@ def rule_from_json(name: str, body: str) -> Rule:
     d = json.loads(body)
     atom = lambda a: Atom(_decode_term(a[0]), a[1], _decode_term(a[2]))  # noqa: E731
     return Rule(name, tuple(atom(a) for a in d["premises"]), atom(d["head"]), d["weight"],
-                tuple(atom(a) for a in d.get("negated", ())))
+                tuple(atom(a) for a in d.get("negated", ())),
+                tuple(Constraint(op, _decode_expr(lt), _decode_expr(rt)) for op, lt, rt in d.get("constraints", ())))
 
 
 class StoreCreatedElsewhere(StoreError):
