@@ -149,3 +149,37 @@ def test_unit_id_held_by_another_source_is_refused(tmp_path):
         with pytest.raises(IngestError, match="already belongs to source"):
             ingest(st, [str(b)])
         assert [u.id for u in st.units()] == ["same#t"]
+
+
+def test_tdb_blocks_are_compiled_in_linear_work(monkeypatch):
+    """20k headings each with a tdb block took over 300 s: every block was compiled with all the lines
+    before it prefixed as blanks (n blocks, n^2 lines). The text compiled must stay linear in the note."""
+    import thinkingdb.store.markdown as md
+    compiled: list[int] = []
+    real = md.compile_source
+    monkeypatch.setattr(md, "compile_source", lambda text, *a, **kw: compiled.append(len(text)) or real(text, *a, **kw))
+    block = "# H\n```tdb\na r b.\n```\n"
+    note = block * 2000
+    batch = parse_markdown(note, "n.md")
+    assert len(compiled) == 2000 and sum(compiled) <= 2 * len(note)
+    # the facts still carry their file lines: the fact of block k is on line 4k + 3
+    assert [r[4] for r in batch.rows] == [4 * k + 3 for k in range(2000)]
+    assert len({u.id for u, _ in batch.units}) == 2000
+
+
+def test_tdb_block_lines_are_the_files():
+    note = ("# A\ntext.\n\n# B\n```tdb\nx r y.\nflight(qa, syd, mel).\nflight(qa, syd).\n```\n"
+            "```tdb\nrule r1: ?x r ?y => ?y r ?x.\nrelation r symmetric.\nalias \"links to\" => r.\n```\n")
+    b = parse_markdown(note, "n.md")
+    [rej] = b.rejects
+    assert (rej.diagnostic.line, rej.record) == (8, "flight(qa, syd).")
+    assert rej.diagnostic.reason.endswith("but 3 at line 7")      # the line named inside the reason too
+    assert [line for _, line in b.rules] == [11]
+    assert [line for _, line in b.declarations] == [12]
+    assert [line for *_, line in b.aliases] == [13]
+
+
+def test_repeated_heading_ids_never_collide_with_a_numbered_heading():
+    # "H", "H", "H 2": the second H was h-2, and so was "H 2" — two units with one id
+    b = parse_markdown("# H\nt.\n# H\nt.\n# H 2\nt.\n# H\nt.\n", "n.md")
+    assert [u.id for u, _ in b.units] == ["n.md#h", "n.md#h-2", "n.md#h-2-2", "n.md#h-3"]

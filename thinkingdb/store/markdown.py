@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from ..errors import ParseError, ValidationError
@@ -36,6 +36,7 @@ from ..model import Fact
 from ..normalize import Vocabulary, symbol_key
 from .sqlite import Unit
 
+_AT_LINE = re.compile(r"\bat line (\d+)")   # a line named inside a diagnostic's reason
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)")
 
 
@@ -176,18 +177,21 @@ def parse_markdown(text: str, source: str, vocab: Vocabulary | None = None, batc
     base = atlas or source
     extra = {"file": source, **({"atlas_id": atlas} if atlas else {})}
     title = ""
-    seen_ids: dict[str, int] = {}
+    seen_ids: dict[str, int] = {}   # heading id -> the last suffix tried for it
+    taken: set[str] = set()
     pending: list[tuple[Section, str, list, list, str]] = []
     for sec in _sections(lines, used):
         if sec.level == 1:
             title = sec.heading
         topic = sec.heading if sec.level < 2 or not title else f"{title}: {sec.heading}"
         prose, blocks, claim = _split_body(sec.body)
-        uid = f"{base}#{slug(sec.heading or title or 'preamble')}"
-        n = seen_ids.get(uid, 0) + 1
-        seen_ids[uid] = n
-        if n > 1:
-            uid = f"{uid}-{n}"
+        root = uid = f"{base}#{slug(sec.heading or title or 'preamble')}"
+        n = seen_ids.get(root, 1)
+        while uid in taken:   # "H", "H", "H 2": the third is h-3, never a second h-2
+            n += 1
+            uid = f"{root}-{n}"
+        seen_ids[root] = n
+        taken.add(uid)
         pending.append((sec, uid, prose, blocks, claim))
         for first, block in blocks:  # pass 1: tdb blocks, so their aliases also guide extraction
             _tdb_block(batch, "\n".join(block), source, first, uid, vocab, restricted)
@@ -215,26 +219,32 @@ def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, 
     Its aliases and inverse declarations shape how the note itself is read (``vocab`` is then the
     note's own copy) and are not stored, so they never change how other files or queries are read.
     """
-    shifted = "\n" * (first_line - 1) + text  # diagnostics then carry file line numbers
+    # The block is compiled on its own and its line numbers moved to the file's (prefixing
+    # first_line - 1 blank lines instead made a note of n blocks cost n^2 lines: 20k blocks > 300 s).
+    shift = first_line - 1
     try:
-        program = compile_source(shifted, source, vocab)
+        program = compile_source(text, source, vocab)
     except ParseError as exc:
-        lines = shifted.split("\n")
+        lines = text.split("\n")
         for d in exc.diagnostics:
-            batch.rejects.append(Reject(d, lines[d.line - 1] if 0 < d.line <= len(lines) else ""))
+            moved = replace(d, line=d.line + shift if d.line > 0 else d.line,
+                            reason=_AT_LINE.sub(lambda m: f"at line {int(m.group(1)) + shift}", d.reason))
+            batch.rejects.append(Reject(moved, lines[d.line - 1] if 0 < d.line <= len(lines) else ""))
         return
     for f, line in program.facts:
-        batch.add_fact(f, line, uid)
+        batch.add_fact(f, line + shift, uid)
     for k, v in program.labels.items():
         batch.labels.setdefault(k, v)
+    rules = [(r, line + shift) for r, line in program.rules]
+    declarations = [(d, line + shift) for d, line in program.declarations]
     if not restricted:
-        batch.rules += program.rules
-        batch.declarations += program.declarations
-        batch.aliases += program.aliases
+        batch.rules += rules
+        batch.declarations += declarations
+        batch.aliases += [(p, r, line + shift) for p, r, line in program.aliases]
         return
     from ..engine.rules import compile_declarations
-    batch.unit_rules += [(r, line, uid) for r, line in program.rules]
-    for d, line in program.declarations:
+    batch.unit_rules += [(r, line, uid) for r, line in rules]
+    for d, line in declarations:
         if d.kind != "inverse":
             batch.unit_rules += [(r, line, uid) for r in compile_declarations([d])]
 
