@@ -216,6 +216,97 @@ def test_kill_9_leaves_the_previous_state(tmp_path, command):
             break                              # completed before the kill: nothing left to interrupt
 
 
+def _strays(folder) -> list[str]:
+    return sorted(f for f in os.listdir(folder) if ".new-" in f)
+
+
+def test_kill_9_of_a_first_ingest_leaves_no_stray_file(tmp_path):
+    """A first ingest killed midway left its private ``kb.sqlite.new-*`` file forever; the next open
+    removes it — and never the private file of a builder still alive."""
+    big = _tsv(tmp_path / "big.tsv", "x", 200000)
+    small = _tsv(tmp_path / "small.tsv", "s", 10)
+    db = str(tmp_path / "kb.sqlite")
+    for trial in range(3):
+        p = _run(["--db", db, "-q", "ingest", big])
+        deadline = time.monotonic() + 60
+        while not _strays(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2 * trial)
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        if os.path.exists(db):
+            pytest.fail("the first ingest finished before the kill; make big.tsv bigger")
+        assert _strays(tmp_path), "the kill left no private file: nothing was tested"
+        COUNTS["kill -9 of a first ingest: stray file left, then removed"] += 1
+    alive = Store(db)                            # a live builder's private file (this process, not committed)
+    mine = _strays(tmp_path)
+    assert any(f"new-{os.getpid()}-" in f for f in mine)
+    out = _run(["--db", db, "-q", "ingest", small])
+    assert out.wait(60) == 0, out.stderr.read()
+    assert [f for f in _strays(tmp_path)] == [f for f in mine if f"new-{os.getpid()}-" in f]   # only ours left
+    assert len(_facts(db)) == 10
+    alive.discard()
+    assert _strays(tmp_path) == []
+
+
+def _scripted(db: str, inbox, outbox) -> None:
+    """A process that opens, ingests and closes a store when told to (a deterministic interleaving)."""
+    kb = None
+    while True:
+        cmd, arg = inbox.get()
+        try:
+            if cmd == "open":
+                kb = KnowledgeBase(db)
+                outbox.put("opened")
+            elif cmd == "ingest":
+                kb.ingest(arg)
+                outbox.put("ok")
+            else:
+                kb.close()
+                outbox.put("closed")
+                return
+        except IngestError:
+            outbox.put("refused")
+        except Exception as exc:  # noqa: BLE001 - reported to the test
+            outbox.put(f"error {type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("order", ["A open, B open, A fails, B ingests", "A open, B open, B ingests, A fails",
+                                   "B open, A open, A fails, B ingests", "A open, A fails, B open, B ingests"])
+def test_the_race_step_by_step(tmp_path, order):
+    """Issue 21's race at every interleaving of its steps, forced: A's first ingest into a new store is
+    refused while B's good ingest into the same path succeeds — B's facts must be there afterwards. On
+    the code before the writer protocol, "A open, B open, A fails, B ingests" loses them: A removed
+    the file it had created while B had it open, and B committed into the unlinked file."""
+    db = str(tmp_path / "kb.sqlite")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tlinks\tb\nonly\ttwo\n", encoding="utf-8")
+    good = _tsv(tmp_path / "good.tsv", "g", 50)
+    chans = {name: (CTX.Queue(), CTX.Queue()) for name in "AB"}
+    procs = {name: CTX.Process(target=_scripted, args=(db, *chans[name])) for name in "AB"}
+    for p in procs.values():
+        p.start()
+    said = {}
+    try:
+        for step in order.split(", "):
+            who, verb = step.split(" ", 1)
+            inbox, outbox = chans[who]
+            inbox.put(("open", None) if verb == "open" else ("ingest", [bad] if verb == "fails" else [good]))
+            said[step] = outbox.get(timeout=60)
+        for name in "AB":
+            chans[name][0].put(("close", None))
+            assert chans[name][1].get(timeout=60) == "closed"
+    finally:
+        for p in procs.values():
+            p.join(30)
+    assert said == {step: {"open": "opened", "fails": "refused", "ingests": "ok"}[step.split(" ", 1)[1]]
+                    for step in order.split(", ")}
+    assert os.path.exists(db), "B reported success but there is no store"
+    assert _facts(db) == {(f"g{i}", "links", f"g{i + 1}") for i in range(50)}
+    assert _strays(tmp_path) == []
+    COUNTS["race bad+good, forced interleavings"] += 1
+
+
 def test_zz_report():
     print("\ncrash and concurrency trials:")
     for k, v in sorted(COUNTS.items()):

@@ -15,6 +15,12 @@ reopens the path (creating the store again) and locks that instead. So:
 * a search saves its rebuilt index only when the lock is free at once (:meth:`WriterLock.try_acquire`):
   it never waits behind an ingest.
 
+A new store's private file (``<path>.new-<pid>-<hex>``, see :func:`new_store_path`) holds a shared
+``flock`` for as long as the process building it lives. A first ingest killed midway leaves that file
+behind; the next open of the store removes it (:func:`sweep_abandoned`), but only when it is provably
+abandoned: its lock is free **and** the process named in it is gone (the lock covers a process on
+another host sharing the directory, the pid the instant between creating the file and locking it).
+
 SQLite's own locks stay in force underneath; the advisory lock only orders whole write commands. On
 systems without ``fcntl`` (Windows) the lock is a no-op and SQLite's busy timeout applies.
 
@@ -33,6 +39,7 @@ True
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from ..errors import StoreError
@@ -42,7 +49,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["WRITE_WAIT_S", "WriterLock", "file_id"]
+__all__ = ["WRITE_WAIT_S", "WriterLock", "file_id", "new_store_path", "sweep_abandoned"]
 
 WRITE_WAIT_S = 600.0   # how long a writer waits for another writer before giving up
 
@@ -54,6 +61,85 @@ def file_id(path: str) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return st.st_dev, st.st_ino
+
+
+def new_store_path(path: str) -> str:
+    """The private file a new store is built in until its first commit (same directory as ``path``).
+
+    >>> import re; bool(re.fullmatch(r"kb\\.sqlite\\.new-\\d+-[0-9a-f]{8}", new_store_path("kb.sqlite")))
+    True
+    """
+    return f"{path}.new-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:          # it exists, owned by someone else
+        return False
+    return False
+
+
+def sweep_abandoned(path: str) -> list[str]:
+    """Remove the private files of new stores at ``path`` whose builders died (see the module
+    docstring); the names removed. Files still locked, or of a live process, are left alone.
+
+    >>> import tempfile, subprocess, sys
+    >>> d = tempfile.mkdtemp(); db = os.path.join(d, "kb.sqlite")
+    >>> dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+    ...                       capture_output=True, text=True).stdout.strip()
+    >>> for name in (f"kb.sqlite.new-{dead}-0badc0de", f"kb.sqlite.new-{dead}-0badc0de-wal",
+    ...              f"kb.sqlite.new-{os.getpid()}-00000000", "kb.sqlite.new-x", "other.new-1-00000000"):
+    ...     open(os.path.join(d, name), "w").close()
+    >>> sorted(os.path.basename(f) for f in sweep_abandoned(db)) == sorted(
+    ...     [f"kb.sqlite.new-{dead}-0badc0de", f"kb.sqlite.new-{dead}-0badc0de-wal"])
+    True
+    >>> sorted(os.listdir(d)) == sorted([f"kb.sqlite.new-{os.getpid()}-00000000", "kb.sqlite.new-x",
+    ...                                  "other.new-1-00000000"])
+    True
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(re.escape(os.path.basename(path)) + r"\.new-(\d+)-[0-9a-f]{8}(-wal|-shm|-journal)?")
+    stems: dict[str, int] = {}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m:
+            stems[os.path.join(folder, name[:len(name) - len(m.group(2) or "")])] = int(m.group(1))
+    removed: list[str] = []
+    for stem, pid in stems.items():
+        if not _process_gone(pid):
+            continue
+        fd = None
+        try:
+            fd = os.open(stem, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            pass            # only a -wal/-shm of a private file already gone
+        except OSError:
+            continue
+        try:
+            if fd is not None and fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue    # someone still holds it (another host): not abandoned
+            for suffix in ("-wal", "-shm", "-journal", ""):
+                try:
+                    os.remove(stem + suffix)
+                    removed.append(stem + suffix)
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    break
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 class WriterLock:
@@ -80,6 +166,12 @@ class WriterLock:
                 self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             except OSError as exc:
                 raise StoreError(f"{self.path}: cannot lock the store for writing: {exc.strerror}") from None
+
+    def mark_alive(self) -> None:
+        """Hold a shared lock on a new store's private file for this process's life (so
+        :func:`sweep_abandoned` never takes it for abandoned)."""
+        if self._fd is not None and fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def file_id(self) -> tuple[int, int] | None:
         """``(device, inode)`` of the file the descriptor has open."""

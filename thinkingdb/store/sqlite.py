@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..arith import Arith, Constraint
 from ..errors import StoreError
-from .locking import WriterLock, file_id
+from .locking import WriterLock, file_id, new_store_path, sweep_abandoned
 from ..model import Atom, Declaration, Fact, Node, Rule, Term, Triple, Var
 from ..normalize import SYMBOL_MODES, Vocabulary
 
@@ -176,11 +176,6 @@ _TABLES = ("sources", "symbols", "facts", "provenance", "units", "rules", "decla
            "lane_indexes", "meta")
 
 
-def new_store_path(path: str) -> str:
-    """The private file a new store is built in until its first commit (same directory as ``path``)."""
-    return f"{path}.new-{os.getpid()}-{os.urandom(4).hex()}"
-
-
 def _remove_store_files(file: str) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
@@ -224,6 +219,8 @@ class Store:
                  graph_file: bool = True):
         self.path = str(path)
         self.graph_file = graph_file   # keep the graph file beside the store current after writes
+        if not readonly:
+            sweep_abandoned(self.path)   # private files of first ingests killed midway (see locking)
         existed = _check_file(self.path)
         if not existed and (readonly or not create):
             raise StoreError(f"{self.path}: no such store; run `thinkingdb ingest` first")
@@ -259,6 +256,8 @@ class Store:
         self._lock.close()
         self._lock = WriterLock(file)
         self._lock.open()
+        if self._pending:
+            self._lock.mark_alive()
         self._id = self._lock.file_id()
         self.generation = self._generation()
         self._stage = False
