@@ -68,7 +68,8 @@ def test_mapped_graph_answers_as_the_in_memory_one(tmp_path):
     mem.close()
 
 
-def test_the_write_rebuilds_the_file(tmp_path):
+def test_the_write_keeps_the_file_current(tmp_path):
+    from thinkingdb.store import graphdelta as gd
     kb = make_kb(tmp_path)
     path = tmp_path / "kb.sqlite.graph"
     before = gf.open_graph(str(path))
@@ -76,8 +77,9 @@ def test_the_write_rebuilds_the_file(tmp_path):
     src = tmp_path / "more.tdb"
     src.write_text("libc depends_on kernel.\n")
     kb.ingest([str(src)])
-    after = gf.open_graph(str(path), gf.store_stamp(kb.store))   # current after the write, nobody read yet
-    assert after is not None and after.n_facts == 6 and after.stamp.generation == before.stamp.generation + 1
+    # current after the write, nobody read yet: the same base and a delta leading to the new stamp
+    after = gd.open_current(str(tmp_path / "kb.sqlite"), gf.store_stamp(kb.store))
+    assert after is not None and after.stamp == before.stamp and after.overlay.n_facts == 6
     assert kb.graph.objects("libc", "depends_on") == {"kernel": 1.0}
     kb.close()
 

@@ -274,10 +274,11 @@ class KnowledgeBase:
         """The fact graph: the store's graph file, memory-mapped (rebuilt first when it is missing,
         stale, foreign or corrupt), or built in memory when the file cannot be written."""
         from .engine.graph import FactGraph
-        from .store import graphfile
-        arrays = graphfile.load_or_build(self.store) if self.graph_file else None
+        from .store import graphdelta
+        arrays = graphdelta.load_or_build(self.store) if self.graph_file else None
         if arrays is not None:
-            return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path)
+            return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path,
+                                    overlay=arrays.overlay)
         graph = FactGraph()
         graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
         return graph

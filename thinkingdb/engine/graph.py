@@ -55,7 +55,7 @@ class FactGraph:
 
     @classmethod
     def mapped(cls, arrays: Mapping[str, Any], relations: Sequence[str], n_symbols: int, n_facts: int,
-               source: str = "<arrays>") -> "FactGraph":
+               source: str = "<arrays>", overlay: Any = None) -> "FactGraph":
         """A read-only graph over graph-file arrays (:class:`thinkingdb.store.graphfile.GraphArrays`
         holds them): symbols sorted, per direction CSR indexes; nothing is decoded until touched.
 
@@ -68,7 +68,12 @@ class FactGraph:
         >>> g = FactGraph.mapped(arrays, ["r"], 2, 1)
         >>> g.objects("a", "r"), g.subjects("r", "b"), g.confidence(Triple("a", "r", "b")), len(g)
         ({'b': 1.0}, {'a': 1.0}, 1.0, 1)
+
+        ``overlay`` (a :class:`thinkingdb.store.overlay.Overlay`): the file's delta, read with it;
+        ids stay ranks in the combined graph (docs/storage.md).
         """
+        if overlay is not None:
+            return cls._overlaid(overlay, source)
         from .mapped import RelationIndex, SymbolIndex, SymbolTable
         g = cls()
         g._syms = SymbolTable(arrays, n_symbols)
@@ -85,6 +90,25 @@ class FactGraph:
         g._mapped, g.source = True, source
         # ids are ranks: symbols and relations are stored sorted
         g._rank_cache = (n_symbols + (len(g._rels) << 40), range(n_symbols), range(len(g._rels)))
+        return g
+
+    @classmethod
+    def _overlaid(cls, ov: Any, source: str) -> "FactGraph":
+        from .mapped import OverlayRelationIndex, OverlaySymbolIndex, OverlaySymbolTable
+        g = cls()
+        g._syms = OverlaySymbolTable(ov)
+        g._sym = OverlaySymbolIndex(ov, g._syms)
+        g._rels = list(ov.relations)
+        g._rel = {r: i for i, r in enumerate(g._rels)}
+        g._out = [None] * len(g._rels)
+        g._in = [None] * len(g._rels)
+        for rid, e in enumerate(ov.rel_ext):
+            g._out[rid] = OverlayRelationIndex(ov, "out", e, g._out, rid)
+            g._in[rid] = OverlayRelationIndex(ov, "in", e, g._in, rid)
+        g._count = ov.n_facts
+        g._rel_sizes = list(ov.rel_sizes)
+        g._mapped, g.source = True, source
+        g._rank_cache = (ov.n + (len(g._rels) << 40), range(ov.n), range(len(g._rels)))
         return g
 
     @property

@@ -242,3 +242,96 @@ class RelationIndex(Mapping):
             return True
         lo, hi = int(self._ptr[0]), int(self._ptr[-1])
         return bool(np.all(self._conf[lo:hi] == 1.0))
+
+
+# -- a graph file read together with its delta (thinkingdb.store.overlay.Overlay) --------------------
+class OverlaySymbolTable(SymbolTable):
+    """``combined id -> key`` over a graph file and its delta."""
+
+    __slots__ = ("_ov",)
+
+    def __init__(self, overlay) -> None:
+        self._ov, self._n = overlay, overlay.n
+        self._cache, self._all = {}, None
+
+    def raw(self, sid: int) -> bytes:
+        return self._ov.ext_key(self._ov.to_ext(sid)).encode("utf-8", "surrogatepass")
+
+    def all(self) -> list[str]:
+        if self._all is None:
+            self._all = self._ov.all_keys()
+        return self._all
+
+
+class OverlaySymbolIndex(SymbolIndex):
+    """``key -> combined id`` over a graph file and its delta."""
+
+    __slots__ = ("_ov",)
+
+    def __init__(self, overlay, table: OverlaySymbolTable) -> None:
+        self._ov, self._table, self._cache = overlay, table, {}
+
+    def insertion_point(self, key: str) -> int:
+        return self._ov.insertion_point(key)
+
+    def get(self, key, default=None):
+        sid = self._cache.get(key, _MISSING)
+        if sid is _MISSING:
+            sid = None
+            if isinstance(key, str):
+                e = self._ov.ext_of_key(key)
+                sid = None if e is None else int(self._ov.to_comb([e])[0])
+            self._cache[key] = sid
+        return default if sid is None else sid
+
+
+class OverlayRelationIndex(RelationIndex):
+    """One relation in one direction of a graph file read with its delta (rows merged when read)."""
+
+    __slots__ = ("_ov", "_d", "_e", "_len")
+
+    def __init__(self, overlay, direction: str, ext_rid: int, owner: list, slot: int) -> None:
+        self._ov, self._d, self._e = overlay, direction, ext_rid
+        self._rows, self._full, self._len = {}, False, None
+        self._n_sym, self._path, self._owner, self._slot = overlay.n, overlay.base.path, owner, slot
+
+    def _load(self, key: int) -> dict[int, float] | None:
+        row = None
+        if isinstance(key, int) and 0 <= key < self._n_sym:
+            vals, conf = self._ov.row(self._d, self._e, self._ov.to_ext(key))
+            if len(vals):
+                row = dict(zip(vals.tolist(), conf.tolist()))
+        self._rows[key] = row
+        return row
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = len(self._rows) if self._full else self._ov.n_keys(self._d, self._e)
+        return self._len
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def full(self) -> dict[int, dict[int, float]]:
+        if not self._full:
+            rows: dict[int, dict[int, float]] = {}
+            for k, vals, conf in self._ov.iter_rows(self._d, self._e):
+                rows[k] = dict(zip(vals.tolist(), conf.tolist()))
+            self._rows, self._full = rows, True
+            if self._owner[self._slot] is self:
+                self._owner[self._slot] = rows
+        return self._rows
+
+    def iter_keys(self, chunk: int = 4096) -> Iterator[int]:
+        if self._full:
+            yield from self._rows
+            return
+        keys = self._ov.keys(self._d, self._e)
+        for i in range(0, len(keys), chunk):
+            yield from keys[i:i + chunk].tolist()
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._ov.edges(self._d, self._e)
+
+    def all_ones(self) -> bool:
+        return self._ov.all_ones(self._d, self._e)

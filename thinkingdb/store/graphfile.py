@@ -11,8 +11,9 @@ the store state it was built from — the store's *generation*, its *write token
 committed write sets) and the largest fact id — and :func:`open_graph` refuses a file whose stamp
 is not the store's current one, whose format version is not :data:`FORMAT_VERSION`, or whose
 structure does not check out (magic, header checksum, sizes, trailer). A refused file is rebuilt by
-:func:`build_graph` (written to a temporary file and renamed over the old one, under a lock), so a
-stale, foreign, truncated or torn file is never trusted. See docs/storage.md for the layout.
+:func:`~thinkingdb.store.graphdelta.build_graph` (written to a temporary file and renamed over the
+old one, under a lock), so a stale, foreign, truncated or torn file is never trusted. Writes keep the
+file current through a delta beside it (:mod:`thinkingdb.store.graphdelta`). See docs/storage.md.
 
 >>> import tempfile, os
 >>> from thinkingdb.store import Store
@@ -21,11 +22,11 @@ stale, foreign, truncated or torn file is never trusted. See docs/storage.md for
 >>> st = Store(path)
 >>> with st.transaction():
 ...     _ = st.add_facts([(Fact("b", "r", "c", 0.5), "x.tdb", 1, None), (Fact("a", "r", "b"), "x.tdb", 2, None)])
->>> arrays = load_or_build(st)
+>>> stamp, symbols, relations, s, r, o, c = read_facts(st)
+>>> write_graph(graph_path(path), stamp, symbols, relations, s, r, o, c)
+>>> arrays = open_graph(graph_path(path), store_stamp(st))
 >>> arrays.symbols(), arrays.relations, arrays.n_facts
 (['a', 'b', 'c'], ('r',), 2)
->>> open_graph(graph_path(path), store_stamp(st)) is not None
-True
 >>> st.close()
 """
 
@@ -45,8 +46,8 @@ import numpy as np
 
 from ..errors import StoreError
 
-__all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "build_graph",
-           "load_or_build", "write_graph"]
+__all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "read_facts",
+           "write_graph", "write_container", "map_container"]
 
 FORMAT_VERSION = 1
 MAGIC = b"TDBGRAPH"
@@ -104,6 +105,7 @@ class GraphArrays:
         self.relations: tuple[str, ...] = tuple(header["relations"])
         self.n_facts: int = header["facts"]
         self.n_symbols: int = header["symbols"]
+        self.overlay = None   # the delta read over this file (thinkingdb.store.graphdelta), if any
 
     def symbol_bytes(self, sid: int) -> bytes:
         off = self.arrays["sym_off"]
@@ -154,6 +156,14 @@ def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str
         if not all_ones:
             arrays[f"{d}_conf"] = conf[order].astype(np.float64)
     arrays["rel_sizes"] = np.bincount(r, minlength=n_rel).astype(np.int64) if n else np.zeros(n_rel, np.int64)
+    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
+              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations)}
+    write_container(path, MAGIC, header, arrays)
+
+
+def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``header`` (JSON; the array layout and a data CRC are added) and ``arrays`` to ``path``
+    atomically: a temporary file, fsync, rename. The layout is the graph file's (docs/storage.md)."""
     layout, offset = {}, 0
     crc = 0
     for name in sorted(arrays):
@@ -162,16 +172,14 @@ def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str
         layout[name] = [arr.dtype.str, int(arr.size), offset]
         crc = zlib.crc32(arr.view(np.uint8), crc)
         offset = _align(offset + arr.nbytes)
-    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
-              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations),
-              "arrays": layout, "data_crc": crc}
+    header = {**header, "arrays": layout, "data_crc": crc}
     hbytes = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     data_start = _align(_PREFIX.size + len(hbytes))
     total = data_start + offset + _TRAILER.size
     tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
+            fh.write(_PREFIX.pack(magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
             for name in sorted(arrays):
                 fh.seek(data_start + layout[name][2])
                 fh.write(arrays[name].tobytes())
@@ -188,9 +196,10 @@ def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str
         raise
 
 
-def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
-    """Map a graph file; None when it is missing, stale (its stamp is not ``expect``), of another
-    format version, or fails the constant-time structural checks. Never raises for a bad file."""
+def map_container(path: str, magic: bytes) -> tuple[dict, dict[str, np.ndarray], mmap.mmap] | None:
+    """``(header, arrays, mmap)`` of a file :func:`write_container` wrote with ``magic``; None when it
+    is missing, of another format version or fails the constant-time checks (magic, header checksum,
+    trailer, array bounds). Never raises for a bad file."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -205,8 +214,8 @@ def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
     finally:
         os.close(fd)
     try:
-        magic, version, hcrc, hlen = _PREFIX.unpack_from(buf, 0)
-        if magic != MAGIC or version != FORMAT_VERSION or _PREFIX.size + hlen > size:
+        got, version, hcrc, hlen = _PREFIX.unpack_from(buf, 0)
+        if got != magic or version != FORMAT_VERSION or _PREFIX.size + hlen > size:
             return None
         hbytes = buf[_PREFIX.size:_PREFIX.size + hlen]
         if zlib.crc32(hbytes) != hcrc:
@@ -215,9 +224,6 @@ def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
         end, total = _TRAILER.unpack_from(buf, size - _TRAILER.size)
         if end != END or total != size or header.get("format") != FORMAT_VERSION:
             return None
-        stamp = Stamp(header["generation"], header["token"], header["max_fact"])
-        if expect is not None and stamp != expect:
-            return None
         data_start = _align(_PREFIX.size + hlen)
         arrays = {}
         for name, (dtype, count, offset) in header["arrays"].items():
@@ -225,10 +231,26 @@ def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
             if offset < 0 or data_start + offset + count * dt.itemsize > size - _TRAILER.size:
                 return None
             arrays[name] = np.frombuffer(buf, dtype=dt, count=count, offset=data_start + offset)
+        return header, arrays, buf
+    except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
+    """Map a graph file; None when it is missing, stale (its stamp is not ``expect``), of another
+    format version, or fails the constant-time structural checks. Never raises for a bad file."""
+    got = map_container(path, MAGIC)
+    if got is None:
+        return None
+    header, arrays, buf = got
+    try:
+        stamp = Stamp(header["generation"], header["token"], header["max_fact"])
+        if expect is not None and stamp != expect:
+            return None
         g = GraphArrays(path, header, arrays, buf)
         _check_structure(g, deep=False)
         return g
-    except (StoreError, ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+    except (StoreError, ValueError, KeyError, TypeError):
         return None
 
 
@@ -258,7 +280,7 @@ def _check_structure(g: GraphArrays, deep: bool) -> None:
                     raise bad(f"{d} ids")
 
 
-def _read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One consistent snapshot of the ``facts`` table, interned (ids in sorted key order)."""
     conn = store.conn
     sym: dict[str, int] = {}
@@ -308,22 +330,6 @@ def ensure_token(store) -> None:
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
 
 
-def build_graph(store, path: str | None = None) -> GraphArrays | None:
-    """Rebuild the graph file of ``store`` from its facts and open it; None when it cannot be written
-    (a read-only store or folder): the caller then builds the graph in memory."""
-    path = path or graph_path(store.path)
-    ensure_token(store)
-    stamp, symbols, relations, s, r, o, c = _read_facts(store)
-    try:
-        with _locked(path):
-            current = open_graph(path, stamp)
-            if current is None:
-                write_graph(path, stamp, symbols, relations, s, r, o, c)
-    except OSError:
-        return None
-    return open_graph(path, stamp)
-
-
 class _locked:
     """An exclusive lock beside the graph file while it is checked and replaced."""
 
@@ -338,12 +344,6 @@ class _locked:
     def __exit__(self, *exc) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
-
-
-def load_or_build(store) -> GraphArrays | None:
-    """The store's graph file if it is current, else rebuilt; None when it cannot be written."""
-    got = open_graph(graph_path(store.path), store_stamp(store))
-    return got if got is not None else build_graph(store)
 
 
 def iter_rows(g: GraphArrays, direction: str, rid: int) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:

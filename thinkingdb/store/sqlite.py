@@ -369,16 +369,19 @@ class Store:
         if self.readonly:
             raise StoreError(f"{self.path}: the store is open read-only (read-only media or permissions)")
         self._writer_lock()
+        current = False
         try:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"{self.path}: cannot write: {exc}") from exc
             try:
+                track = self._track_start()
                 yield
                 self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
                 # a new random token per write: a graph file built from another store state never matches
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
+                track = self._track_end(track)
                 self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:
@@ -386,16 +389,46 @@ class Store:
                 raise
             if self._pending:
                 self._publish()
+            elif track is not None:
+                from .graphdelta import advance
+                current = advance(self.path, *track)
         finally:
             self._lock.release()
         self.generation = self._generation()
-        if self.graph_file:
+        if self.graph_file and not current:
             self.refresh_graph()
+
+    def _track_start(self) -> tuple | None:
+        """Note this transaction's fact changes for the graph file's delta (docs/storage.md)."""
+        if not self.graph_file or self._pending:
+            return None
+        from .graphdelta import arm
+        from .graphfile import store_stamp
+        arm(self.conn)
+        self._noted = 0
+        return (store_stamp(self),)
+
+    def _track_end(self, track: tuple | None) -> tuple | None:
+        """``(parent stamp, new stamp, changes)`` for :func:`~thinkingdb.store.graphdelta.advance`,
+        or None when the changes are too many for a delta."""
+        if track is None:
+            return None
+        from .graphdelta import collect
+        from .graphfile import store_stamp
+        changes = collect(self.conn)
+        return None if changes is None else (track[0], store_stamp(self), changes)
+
+    def _note_rows(self, n: int) -> None:
+        """A write of ``n`` more fact rows: past a delta's size, stop noting them (rebuilt whole)."""
+        from .graphdelta import MAX_DELTA, disarm
+        self._noted = getattr(self, "_noted", 0) + n
+        if self._noted > MAX_DELTA:
+            disarm(self.conn)
 
     def refresh_graph(self) -> None:
         """Rebuild the graph file beside the store after a write, so the next open maps it at once
         (a failure here only leaves the file stale: the next reader rebuilds it)."""
-        from .graphfile import build_graph
+        from .graphdelta import build_graph
         try:
             build_graph(self)
         except (OSError, sqlite3.Error):
@@ -506,6 +539,8 @@ class Store:
                       "unit TEXT, detail TEXT)")
             self._stage = True
         c.execute("DELETE FROM temp.stage")
+        if self.graph_file:
+            self._note_rows(len(rows))
         c.executemany("INSERT INTO temp.stage VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         # Sorted, so the unique index is walked in order rather than at random (large random inputs).
         c.execute("INSERT INTO facts (subject, relation, object, confidence) SELECT s, r, o, c FROM temp.stage "

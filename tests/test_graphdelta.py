@@ -1,0 +1,296 @@
+"""Writes update the graph file through its delta (docs/storage.md, "Writes"): the graph read from
+base + delta equals an independent oracle (a dict of sources) and a full rebuild after every step of
+generated ingest/retract sequences; stale, foreign and torn deltas are rebuilt; a writer killed with
+SIGKILL at any moment leaves a state that is the old one, the new one, or detected as stale."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from thinkingdb.api import KnowledgeBase
+from thinkingdb.engine.graph import FactGraph
+from thinkingdb.store import graphdelta as gd
+from thinkingdb.store import graphfile as gf
+
+SYMS = ["a", "b", "c", "d", "e", "f"]
+RELS = ["p", "q", "r"]
+CONFS = [0.25, 0.5, 1.0]
+
+
+def write_source(path, triples) -> None:
+    path.write_text("".join(f"{s} {r} {o} @{c}.\n" for s, r, o, c in triples) or "a p a @0.5.\n", encoding="utf-8")
+
+
+def retract(kb: KnowledgeBase, source: str) -> None:
+    with kb.store.transaction():
+        kb.store.retract_source(source)
+
+
+def oracle(sources: dict[str, list]) -> dict[tuple, float]:
+    """The store's facts by hand: every triple of every live source, at its highest confidence."""
+    out: dict[tuple, float] = {}
+    for triples in sources.values():
+        for s, r, o, c in triples or [("a", "p", "a", 0.5)]:
+            out[(s, r, o)] = max(out.get((s, r, o), 0.0), c)
+    return out
+
+
+def graph_view(g: FactGraph) -> dict:
+    """Everything a reader can see of a graph: symbols, relations, counts and every row both ways."""
+    syms = list(g._syms)
+    rows = {}
+    for rid, rel in enumerate(g._rels):
+        for d, ix in (("out", g._out[rid]), ("in", g._in[rid])):
+            got = {g._syms[k]: {g._syms[v]: c for v, c in ix.get(k, {}).items()} for k in range(len(syms))
+                   if ix.get(k)}
+            rows[(rel, d)] = (got, len(ix), bool(ix), [g._syms[k] for k in (ix.iter_keys() if hasattr(ix, "iter_keys") else ix)])
+    return {"symbols": syms, "relations": g.relations(), "len": len(g),
+            "sizes": {r: g.relation_size(g.relation_id(r)) for r in g.relations()}, "rows": rows,
+            "lookup": {k: g.symbol_id(k) for k in SYMS + ["zz", "a0"]},
+            "ranks": {k: g.key_rank(k) for k in SYMS + ["zz", "a0", "0"]}}
+
+
+def facts_of(g: FactGraph) -> dict[tuple, float]:
+    return {(f.subject, f.relation, f.object): f.confidence for f in g.facts()}
+
+
+def check(kb: KnowledgeBase, tmp_path, sources) -> None:
+    want = oracle(sources)
+    g = kb.graph
+    assert g.is_mapped
+    assert facts_of(g) == want
+    assert list(g._syms) == sorted({x for s, _, o in want for x in (s, o)})
+    assert g.relations() == sorted({r for _, r, _ in want})
+    for (s, r, o), c in want.items():
+        assert g.objects(s, r)[o] == c and g.subjects(r, o)[s] == c
+    # the same store read by a full rebuild (in memory, from SQLite) shows exactly the same graph
+    mem = KnowledgeBase(str(tmp_path / "kb.sqlite"), graph_file=False)
+    full = mem.graph
+    assert graph_view(g) == graph_view(FactGraph.mapped(*_full_arrays(kb)))
+    assert facts_of(full) == want
+    for rid, rel in enumerate(g._rels):
+        for d, ix in (("out", g._out[rid]), ("in", g._in[rid])):
+            lead, other, conf = ix.edges() if hasattr(ix, "edges") else _plain_edges(ix)
+            got = sorted(zip(lead.tolist(), other.tolist(), conf.tolist()))
+            assert got == sorted(_plain_edges_list(ix)), (rel, d)
+    mem.close()
+
+
+def _plain_edges(ix):
+    rows = [(k, v, c) for k, row in ix.items() for v, c in row.items()]
+    return tuple(np.array([r[i] for r in rows]) for i in range(3))
+
+
+def _plain_edges_list(ix):
+    return [(k, v, c) for k, row in ix.items() for v, c in row.items()]
+
+
+def _full_arrays(kb):
+    """A graph file rebuilt whole from the store, beside it (not replacing it)."""
+    path = str(kb.store.path) + ".check"
+    got = gd.build_graph(kb.store, path)
+    return got.arrays, got.relations, got.n_symbols, got.n_facts, path
+
+
+triple = st.tuples(st.sampled_from(SYMS), st.sampled_from(RELS), st.sampled_from(SYMS), st.sampled_from(CONFS))
+step = st.one_of(st.tuples(st.just("ingest"), st.integers(0, 3), st.lists(triple, max_size=6)),
+                 st.tuples(st.just("retract"), st.integers(0, 3), st.just([])))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(step, min_size=1, max_size=8), limit=st.sampled_from([1, 3, 4096]))
+def test_incremental_equals_full_rebuild(tmp_path_factory, monkeypatch, steps, limit):
+    tmp_path = tmp_path_factory.mktemp("delta")
+    monkeypatch.setattr(gd, "merge_limit", lambda n: limit)   # 1 and 3: merges happen all along
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "seed.tdb", [("a", "p", "b", 1.0), ("b", "q", "c", 0.5)])
+    kb.ingest([str(tmp_path / "seed.tdb")])
+    sources = {str(tmp_path / "seed.tdb"): [("a", "p", "b", 1.0), ("b", "q", "c", 0.5)]}
+    for op, i, triples in steps:
+        path = tmp_path / f"s{i}.tdb"
+        if op == "ingest":
+            write_source(path, triples)
+            kb.ingest([str(path)])     # a source ingested again replaces its earlier version
+            sources[str(path)] = list(triples)
+        elif str(path) in sources:
+            retract(kb, str(path))
+            del sources[str(path)]
+        check(kb, tmp_path, sources)
+    kb.close()
+
+
+def test_a_small_write_appends_to_the_delta_and_the_base_stays(tmp_path):
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0), ("b", "p", "c", 0.5), ("c", "q", "d", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    base_stamp = gf.open_graph(str(tmp_path / "kb.sqlite.graph")).stamp
+    write_source(tmp_path / "b.tdb", [("e", "r", "a", 0.25), ("b", "p", "c", 1.0)])
+    kb.ingest([str(tmp_path / "b.tdb")])
+    retract(kb, str(tmp_path / "a.tdb"))
+    base = gf.open_graph(str(tmp_path / "kb.sqlite.graph"))
+    assert base.stamp == base_stamp                           # not rebuilt
+    cur = gd.open_current(str(tmp_path / "kb.sqlite"), gf.store_stamp(kb.store))
+    assert cur is not None and cur.overlay is not None
+    # by hand: a.tdb gone; b.tdb's two facts stay; symbols a, b, c, e (d only occurred in a.tdb)
+    assert facts_of(kb.graph) == {("e", "r", "a"): 0.25, ("b", "p", "c"): 1.0}
+    assert list(kb.graph._syms) == ["a", "b", "c", "e"] and kb.graph.relations() == ["p", "r"]
+    assert [a.bindings["x"] for a in kb.query("? ?x r a.").answers] == ["e"]
+    kb.close()
+
+
+def test_stale_delta_after_a_write_it_did_not_follow_is_rebuilt(tmp_path):
+    """Another process writes with the graph file turned off: the delta no longer leads to the store's
+    state, so it is not trusted; the next reader rebuilds and sees the write."""
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    write_source(tmp_path / "b.tdb", [("b", "p", "c", 1.0)])
+    kb.ingest([str(tmp_path / "b.tdb")])
+    assert os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    write_source(tmp_path / "c.tdb", [("c", "p", "d", 0.5)])
+    code = f"""
+        from thinkingdb.api import KnowledgeBase
+        kb = KnowledgeBase({str(tmp_path / 'kb.sqlite')!r}, graph_file=False)
+        kb.ingest([{str(tmp_path / 'c.tdb')!r}])
+        kb.close()
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True)
+    stamp = gf.store_stamp(kb.store)
+    assert gd.open_current(str(tmp_path / "kb.sqlite"), stamp) is None       # detected stale
+    assert facts_of(kb.graph) == {("a", "p", "b"): 1.0, ("b", "p", "c"): 1.0, ("c", "p", "d"): 0.5}
+    assert gf.open_graph(str(tmp_path / "kb.sqlite.graph"), stamp) is not None   # rebuilt whole
+    assert not os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    kb.close()
+
+
+def test_foreign_and_torn_deltas_are_not_trusted(tmp_path):
+    a = KnowledgeBase(str(tmp_path / "a.sqlite"))
+    b = KnowledgeBase(str(tmp_path / "b.sqlite"))
+    for kb, name in ((a, "a"), (b, "b")):
+        write_source(tmp_path / f"{name}1.tdb", [("a", "p", "b", 1.0)])
+        kb.ingest([str(tmp_path / f"{name}1.tdb")])
+        write_source(tmp_path / f"{name}2.tdb", [("x", "p", name, 1.0)])
+        kb.ingest([str(tmp_path / f"{name}2.tdb")])
+    # b's delta put in place of a's: its stamps name another store state
+    os.replace(tmp_path / "b.sqlite.graph.delta", tmp_path / "a.sqlite.graph.delta")
+    assert gd.open_current(str(tmp_path / "a.sqlite"), gf.store_stamp(a.store)) is None
+    assert facts_of(a.graph) == {("a", "p", "b"): 1.0, ("x", "p", "a"): 1.0}
+    # a torn delta (cut anywhere) is refused
+    write_source(tmp_path / "a3.tdb", [("y", "q", "z", 0.5)])
+    a.ingest([str(tmp_path / "a3.tdb")])
+    dpath = tmp_path / "a.sqlite.graph.delta"
+    data = dpath.read_bytes()
+    for cut in (len(data) - 1, len(data) // 2, 8):
+        dpath.write_bytes(data[:cut])
+        assert gd.open_current(str(tmp_path / "a.sqlite"), gf.store_stamp(a.store)) is None
+    dpath.write_bytes(data[:40] + bytes([data[40] ^ 0xFF]) + data[41:])    # a flipped header byte
+    assert gd.open_current(str(tmp_path / "a.sqlite"), gf.store_stamp(a.store)) is None
+    assert facts_of(a.graph) == {("a", "p", "b"): 1.0, ("x", "p", "a"): 1.0, ("y", "q", "z"): 0.5}
+    a.close()
+    b.close()
+
+
+def test_a_long_lived_reader_sees_another_process_write_through_the_delta(tmp_path):
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    assert facts_of(kb.graph) == {("a", "p", "b"): 1.0}
+    write_source(tmp_path / "b.tdb", [("b", "p", "c", 0.5)])
+    code = f"""
+        from thinkingdb.api import KnowledgeBase
+        kb = KnowledgeBase({str(tmp_path / 'kb.sqlite')!r})
+        kb.ingest([{str(tmp_path / 'b.tdb')!r}])
+        kb.close()
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True)
+    assert os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    assert facts_of(kb.graph) == {("a", "p", "b"): 1.0, ("b", "p", "c"): 0.5}
+    assert kb.graph.source == str(tmp_path / "kb.sqlite.graph")
+    kb.close()
+
+
+def test_a_transaction_too_large_for_a_delta_rebuilds_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(gd, "MAX_DELTA", 3)
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    write_source(tmp_path / "b.tdb", [(s, "p", o, 1.0) for s in "cdef" for o in "ab"])
+    kb.ingest([str(tmp_path / "b.tdb")])
+    stamp = gf.store_stamp(kb.store)
+    assert gf.open_graph(str(tmp_path / "kb.sqlite.graph"), stamp) is not None
+    assert not os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    assert len(kb.graph) == 9
+    kb.close()
+
+
+WRITER = """
+import os, sys
+from thinkingdb.api import KnowledgeBase
+from thinkingdb.store import graphdelta
+d, mode = sys.argv[1], sys.argv[2]
+kb = KnowledgeBase(os.path.join(d, "kb.sqlite"))
+if mode == "between":          # die after the commit, before the delta is written
+    graphdelta.advance = lambda *a: os.kill(os.getpid(), 9)
+if mode == "mid-delta":        # die halfway through writing the delta's temporary file
+    real = os.replace
+    def torn(src, dst):
+        with open(src, "r+b") as fh:
+            fh.truncate(os.path.getsize(src) // 2)
+        os.kill(os.getpid(), 9)
+    graphdelta.os.replace = torn
+i = 0
+while True:
+    path = os.path.join(d, f"w{i % 5}.tdb")
+    with open(path, "w") as fh:
+        fh.write("".join(f"n{(i * 7 + k) % 13} p n{(i * 3 + k) % 11} @0.5.\\n" for k in range(i % 4 + 1)))
+    kb.ingest([path])
+    print(i, flush=True)
+    i += 1
+"""
+
+
+def _store_facts(path) -> dict:
+    import sqlite3
+    con = sqlite3.connect(path)
+    got = {(s, r, o): c for s, r, o, c in con.execute("SELECT subject, relation, object, confidence FROM facts")}
+    con.close()
+    return got
+
+
+@pytest.mark.parametrize("mode", ["between", "mid-delta", "random"])
+def test_kill_9_leaves_old_new_or_detected_stale(tmp_path, mode):
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "seed.tdb", [("n0", "p", "n1", 1.0)])
+    kb.ingest([str(tmp_path / "seed.tdb")])
+    kb.close()
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    rounds = 4 if mode == "random" else 1
+    rng = random.Random(7)
+    for _ in range(rounds):
+        proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), "normal" if mode == "random" else mode],
+                                stdout=subprocess.PIPE, text=True)
+        if mode == "random":
+            proc.stdout.readline()                      # it is writing
+            time.sleep(rng.uniform(0.0, 0.4))
+            proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+        truth = _store_facts(str(tmp_path / "kb.sqlite"))
+        reader = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+        stamp = gf.store_stamp(reader.store)
+        on_disk = gd.open_current(str(tmp_path / "kb.sqlite"), stamp)
+        if mode != "random":
+            assert on_disk is None                      # the committed write is not in the file: stale
+        assert facts_of(reader.graph) == truth          # the reader sees exactly the store
+        assert gd.open_current(str(tmp_path / "kb.sqlite"), stamp) is not None
+        reader.close()

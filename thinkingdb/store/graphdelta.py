@@ -1,0 +1,325 @@
+"""Writes update the graph file incrementally: a *delta* file beside it (``kb.sqlite.graph.delta``).
+
+A committed write does not rebuild the graph file. While the transaction runs, temporary triggers
+on this connection note which facts it inserted, changed or deleted (:func:`arm`); before the commit
+those facts are read back in their final state (:func:`collect`), and after the commit, still under
+the store's writer lock, :func:`advance` folds them into the delta: the facts that differ from the
+base graph file, cumulated since the base was written, stamped with the base's stamp and with the
+store state they bring it to. The delta is rewritten whole (temporary file, fsync, rename), so it is
+either the old one or the new one; when it grows past :func:`merge_limit` entries it is merged into a
+new base file instead (numpy, without reading the store). A reader maps the base and, when its stamp
+is not the store's, the delta whose stamps lead from the base to the store's current stamp
+(:func:`open_current`); anything else — no delta, a delta of another base or of an older store state,
+a torn or foreign file — is stale, and the graph file is rebuilt from the store, never trusted.
+
+A transaction that changes more than :data:`MAX_DELTA` facts, a write the delta does not follow
+(another process wrote with the graph file turned off, or died between its commit and its delta), and
+a first write rebuild the file whole, as before.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+
+import numpy as np
+
+from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
+                        read_facts, store_stamp, write_container, write_graph)
+from .overlay import Overlay
+
+__all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect", "advance", "open_current",
+           "merge_limit", "load_or_build", "build_graph"]
+
+MAX_DELTA = 65536          # entries a delta may hold before it is merged into the base
+DELTA_MAGIC = b"TDBDELTA"
+_TRIGGERS = {
+    "tdb_fact_ins": "AFTER INSERT ON main.facts BEGIN INSERT INTO tdb_changed VALUES (new.id); END",
+    "tdb_fact_upd": "AFTER UPDATE ON main.facts BEGIN INSERT INTO tdb_changed VALUES (new.id); END",
+    "tdb_fact_del": ("AFTER DELETE ON main.facts BEGIN INSERT INTO tdb_gone VALUES "
+                     "(old.subject, old.relation, old.object); END"),
+}
+
+Change = tuple  # (subject, relation, object, confidence or None when the triple is gone)
+
+
+def delta_path(store_path: str) -> str:
+    """The delta file of a store's graph file.
+
+    >>> delta_path("kb.sqlite")
+    'kb.sqlite.graph.delta'
+    """
+    return graph_path(store_path) + ".delta"
+
+
+def merge_limit(base_facts: int) -> int:
+    """Entries a delta over a base of ``base_facts`` facts may hold: an eighth of the base, at least
+    4,096 and at most :data:`MAX_DELTA` (so opening a delta stays cheap whatever the store's size).
+
+    >>> merge_limit(10), merge_limit(100_000), merge_limit(10_000_000)
+    (4096, 12500, 65536)
+    """
+    return min(MAX_DELTA, max(4096, base_facts // 8))
+
+
+# -- capturing a transaction's changes ---------------------------------------------------------------
+def arm(conn) -> None:
+    """Note the facts this connection writes from now on (temporary tables and triggers)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS tdb_changed (id INTEGER)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS tdb_gone (s TEXT, r TEXT, o TEXT)")
+    conn.execute("DELETE FROM temp.tdb_changed")
+    conn.execute("DELETE FROM temp.tdb_gone")
+    for name, body in _TRIGGERS.items():
+        conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {name} {body}")
+
+
+def disarm(conn) -> None:
+    """Stop noting writes (a transaction too large for a delta: the file is rebuilt whole)."""
+    for name in _TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS temp.{name}")
+
+
+def collect(conn, limit: int = MAX_DELTA) -> list[Change] | None:
+    """The facts the armed transaction changed, in their state now (call before the commit); None
+    when they are more than ``limit`` or the triggers were disarmed."""
+    armed = conn.execute("SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND name LIKE 'tdb_fact_%'")
+    if armed.fetchone()[0] != len(_TRIGGERS):
+        return None
+    n = conn.execute("SELECT (SELECT count(*) FROM temp.tdb_changed) + (SELECT count(*) FROM temp.tdb_gone)").fetchone()[0]
+    if n > limit:
+        return None
+    out: list[Change] = list(conn.execute(
+        "SELECT f.subject, f.relation, f.object, f.confidence FROM (SELECT DISTINCT id FROM temp.tdb_changed) c JOIN facts f ON f.id = c.id"))
+    out += [(s, r, o, None) for s, r, o in conn.execute(
+        "SELECT DISTINCT s, r, o FROM temp.tdb_gone g WHERE NOT EXISTS "
+        "(SELECT 1 FROM facts f WHERE f.subject = g.s AND f.relation = g.r AND f.object = g.o)")]
+    return out
+
+
+# -- reading ---------------------------------------------------------------------------------------
+def open_delta(path: str, base: GraphArrays, expect: Stamp) -> Overlay | None:
+    """The delta at ``path`` read over ``base`` when it leads from the base's stamp to ``expect``;
+    None otherwise (missing, stale, of another base, torn or corrupt)."""
+    got = map_container(path, DELTA_MAGIC)
+    if got is None:
+        return None
+    header, arrays, _ = got
+    try:
+        if Stamp(*header["base"]) != base.stamp or Stamp(*header["stamp"]) != expect:
+            return None
+        return Overlay(base, header, {k: np.array(v) for k, v in arrays.items()})
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def open_current(store_path: str, stamp: Stamp) -> GraphArrays | None:
+    """The graph file with its delta (``.overlay``) when together they are the store at ``stamp``."""
+    base = open_graph(graph_path(store_path))
+    if base is None:
+        return None
+    if base.stamp == stamp:
+        return base
+    ov = open_delta(delta_path(store_path), base, stamp)
+    if ov is None:
+        return None
+    base.overlay = ov
+    return base
+
+
+def load_or_build(store) -> GraphArrays | None:
+    """The store's graph file with its delta if together they are current, else the file rebuilt;
+    None when it cannot be written."""
+    got = open_current(store.path, store_stamp(store))
+    return got if got is not None else build_graph(store)
+
+
+def build_graph(store, path: str | None = None) -> GraphArrays | None:
+    """Rebuild the graph file of ``store`` from its facts and open it (unless, once the lock is held,
+    the file and its delta turn out current); None when it cannot be written (a read-only store or
+    folder): the caller then builds the graph in memory."""
+    path = path or graph_path(store.path)
+    ensure_token(store)
+    stamp = store_stamp(store)
+    try:
+        with _locked(path):
+            current = open_current(store.path, stamp) if path == graph_path(store.path) else open_graph(path, stamp)
+            if current is not None:
+                return current
+            stamp, symbols, relations, s, r, o, c = read_facts(store)
+            write_graph(path, stamp, symbols, relations, s, r, o, c)
+            try:
+                os.remove(delta_path(store.path))
+            except FileNotFoundError:
+                pass
+    except OSError:
+        return None
+    return open_graph(path, stamp)
+
+
+# -- writing ---------------------------------------------------------------------------------------
+def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change]) -> bool:
+    """Bring the graph file from the store state ``parent`` to ``stamp`` by ``changes`` (call after
+    the commit, under the store's writer lock). False when the file on disk is not at ``parent``
+    (the caller rebuilds it whole)."""
+    gpath, dpath = graph_path(store_path), delta_path(store_path)
+    try:
+        with _locked(gpath):
+            base = open_graph(gpath)
+            if base is None:
+                return False
+            if base.stamp == stamp:
+                return True
+            if base.stamp == parent:
+                old = None
+            else:
+                old = open_delta(dpath, base, parent)
+                if old is None:
+                    return False
+            header, arrays = compose(base, old, changes)
+            header.update(base=list(_fields(base.stamp)), stamp=list(_fields(stamp)))
+            if len(arrays["e_s"]) > merge_limit(base.n_facts):
+                merge(gpath, stamp, Overlay(base, header, arrays))
+                _remove(dpath)
+            else:
+                write_container(dpath, DELTA_MAGIC, {"format": 1, **header}, arrays)
+            return True
+    except OSError:
+        return False
+
+
+def _fields(s: Stamp) -> tuple:
+    return (s.generation, s.token, s.max_fact)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def merge(gpath: str, stamp: Stamp, ov: Overlay) -> None:
+    """Write base + delta as one new base graph file at ``stamp``."""
+    parts = {"s": [], "r": [], "o": [], "c": []}
+    for rid, e in enumerate(ov.rel_ext):
+        lead, vals, conf = ov.edges("out", e)
+        parts["s"].append(lead)
+        parts["o"].append(vals)
+        parts["c"].append(conf)
+        parts["r"].append(np.full(len(lead), rid, dtype=np.int64))
+    cat = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    write_graph(gpath, stamp, ov.all_keys(), list(ov.relations), cat["s"].astype(np.int64),
+                cat["r"].astype(np.int64), cat["o"].astype(np.int64), cat["c"].astype(np.float64))
+
+
+def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tuple[dict, dict]:
+    """The delta over ``base`` holding ``old``'s entries with ``changes`` applied on top."""
+    nb, nbr = base.n_symbols, len(base.relations)
+    old_new = old.new_keys if old is not None else []
+    old_rels = old.ext_relations[nbr:] if old is not None else []
+    probe = Overlay(base, {"new_relations": [], "removed_relations": []}, _empty())
+    base_rel = {k: i for i, k in enumerate(base.relations)}
+
+    def base_id(k: str) -> int | None:
+        p = probe.base_insertion_point(k)
+        return p if p < nb and probe.base_key(p) == k else None
+
+    sym_ids = {k: base_id(k) for k in {x for s, _, o, _ in changes for x in (s, o)}}
+    new_keys = sorted(set(old_new) | {k for k, b in sym_ids.items() if b is None})
+    new_rels = sorted(set(old_rels) | {r for _, r, _, _ in changes if r not in base_rel})
+    nbx = nb + len(new_keys)
+    ext_sym = lambda k: sym_ids[k] if sym_ids.get(k) is not None else nb + bisect.bisect_left(new_keys, k)  # noqa: E731
+    rel_ids = {**base_rel, **{k: nbr + i for i, k in enumerate(new_rels)}}
+    # old entries, renumbered into the new extended ids
+    if old is not None and old.n_entries:
+        code, oth, oc, oin = old._dirs["out"]
+        oe, ox = np.divmod(code, old.nbx)
+        sym_map = np.concatenate([np.arange(nb), nb + np.searchsorted(new_keys, old_new).astype(np.int64)])
+        rel_map = np.array([e if e < nbr else rel_ids[old.ext_relations[e]] for e in range(len(old.ext_relations))])
+        E = {(int(r), int(s), int(o)): (float(c), bool(i)) for r, s, o, c, i in
+             zip(rel_map[oe], sym_map[ox], sym_map[oth], oc, oin)}
+    else:
+        E = {}
+    for s, r, o, c in changes:
+        key = (rel_ids[r], ext_sym(s), ext_sym(o))
+        prior = E.get(key)
+        if prior is not None:
+            inbase = prior[1]
+        else:
+            inbase = key[0] < nbr and key[1] < nb and key[2] < nb and _base_conf(base, *key) is not None
+        if inbase:
+            bc = _base_conf(base, *key)
+            if c is not None and c == bc:
+                E.pop(key, None)
+                continue
+        elif c is None:
+            E.pop(key, None)
+            continue
+        E[key] = (float("nan") if c is None else float(c), inbase)
+    items = sorted(E.items())
+    r_, s_, o_ = (np.array([k[i] for k, _ in items], dtype=np.int64) for i in range(3))
+    conf = np.array([v[0] for _, v in items], dtype=np.float64)
+    inb = np.array([v[1] for _, v in items], dtype=np.uint8)
+    # which symbols and relations occur now
+    gone_e, added = np.isnan(conf), ~np.isnan(conf) & (inb == 0)
+    occ = np.zeros(nbx, dtype=np.int64)
+    for arr in (s_, o_):
+        np.add.at(occ, arr[added], 1)
+        np.add.at(occ, arr[gone_e], -1)
+    cand = np.unique(np.concatenate([s_, o_, np.array(old.removed if old is not None else [], dtype=np.int64)]))
+    cand_base = cand[cand < nb]
+    deg = np.zeros(len(cand_base), dtype=np.int64)
+    for d in ("out", "in"):
+        keys, ptr = base.arrays[f"{d}_keys"], base.arrays[f"{d}_ptr"]
+        rel = base.arrays[f"{d}_rel"]
+        for e in range(nbr):
+            lo, hi = int(rel[e]), int(rel[e + 1])
+            if hi > lo:
+                i = np.minimum(np.searchsorted(keys[lo:hi], cand_base), hi - lo - 1)
+                hit = keys[lo:hi][i] == cand_base
+                deg += np.where(hit, ptr[lo + i + 1] - ptr[lo + i], 0)
+    removed = cand_base[deg + occ[cand_base] <= 0]
+    live_new = [k for j, k in enumerate(new_keys) if occ[nb + j] > 0]
+    if len(live_new) != len(new_keys):      # renumber the extended ids without the dead new symbols
+        keep = np.array([occ[nb + j] > 0 for j in range(len(new_keys))], dtype=bool)
+        remap = np.concatenate([np.arange(nb), nb + np.cumsum(keep) - 1])
+        s_, o_ = remap[s_], remap[o_]
+        new_keys = live_new
+    sizes = np.zeros(nbr + len(new_rels), dtype=np.int64)
+    sizes[:nbr] = base.arrays["rel_sizes"]
+    sizes += np.bincount(r_[added], minlength=len(sizes)) - np.bincount(r_[gone_e], minlength=len(sizes))
+    removed_rels = [e for e in range(nbr) if sizes[e] <= 0]
+    live_rels = [k for i, k in enumerate(new_rels) if sizes[nbr + i] > 0]
+    if len(live_rels) != len(new_rels):
+        keep = np.array([sizes[nbr + i] > 0 for i in range(len(new_rels))], dtype=bool)
+        r_ = np.concatenate([np.arange(nbr), nbr + np.cumsum(keep) - 1])[r_]
+    enc = [k.encode("utf-8") for k in new_keys]
+    off = np.zeros(len(enc) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(b) for b in enc]) if enc else []
+    arrays = {"new_sym_off": off, "new_sym_blob": np.frombuffer(b"".join(enc), dtype=np.uint8),
+              "new_sym_ins": np.array([probe.base_insertion_point(k) for k in new_keys], dtype=np.int64),
+              "removed_syms": np.asarray(removed, dtype=np.int64),
+              "e_s": s_, "e_r": r_, "e_o": o_, "e_conf": conf, "e_inbase": inb}
+    return {"new_relations": live_rels, "removed_relations": removed_rels}, arrays
+
+
+def _empty() -> dict:
+    z = np.zeros(0, dtype=np.int64)
+    return {"new_sym_off": np.zeros(1, np.int64), "new_sym_blob": np.zeros(0, np.uint8), "new_sym_ins": z,
+            "removed_syms": z, "e_s": z, "e_r": z, "e_o": z, "e_conf": np.zeros(0), "e_inbase": np.zeros(0, np.uint8)}
+
+
+def _base_conf(base: GraphArrays, r: int, s: int, o: int) -> float | None:
+    a = base.arrays
+    lo, hi = int(a["out_rel"][r]), int(a["out_rel"][r + 1])
+    keys = a["out_keys"][lo:hi]
+    i = int(np.searchsorted(keys, s))
+    if i >= len(keys) or keys[i] != s:
+        return None
+    p0, p1 = int(a["out_ptr"][lo + i]), int(a["out_ptr"][lo + i + 1])
+    vals = a["out_vals"][p0:p1]
+    j = int(np.searchsorted(vals, o))
+    if j >= len(vals) or vals[j] != o:
+        return None
+    c = a.get("out_conf")
+    return 1.0 if c is None else float(c[p0 + j])
