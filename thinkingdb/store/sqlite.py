@@ -681,8 +681,9 @@ class Store:
         for i in range(0, len(keys), 500):
             part = keys[i:i + 500]
             # through sources: each (origin, key) is a primary-key lookup, not a scan of every label
+            # (CROSS JOIN keeps sources outside: the planner otherwise scanned every symbol row)
             out.update((k, lab) for k, lab, _ in self.conn.execute(
-                "SELECT s.key, s.label, min(s.origin) FROM sources o JOIN symbols s ON s.origin = o.id "
+                "SELECT s.key, s.label, min(s.origin) FROM sources o CROSS JOIN symbols s ON s.origin = o.id "
                 f"WHERE s.key IN ({','.join('?' * len(part))}) GROUP BY s.key", part))
         return out
 
