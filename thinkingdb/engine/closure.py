@@ -58,7 +58,7 @@ class ClosureStats:
     firings: int
     nodes: int
     elapsed_ms: float
-    fallback: str | None = None   # why the columnar engine did not run (the reference engine did)
+    fallback: str | None = None   # why the columnar engine did not run (the reference or stratified one did)
     tables: int = 0   # goal-directed runs: the demanded patterns (tables) of the question
 
 
@@ -101,15 +101,8 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                     ids.sym(t)
     constants = sorted({ids.sym(t) for rule in rules for a in rule.premises + (rule.head,) + rule.negated
                         for t in (a.subject, a.object) if isinstance(t, str)}, key=ids.sym_rank)
-    if needs_strata(rules):   # 'not' premises or statement-node heads: stratified, full mode (no goals)
-        from .stratified import stratified_closure  # noqa: PLC0415
-        scope, scope_list, truncated = _scope(g, ids, None, constants, limits.max_nodes, None)
-        res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, truncated, limits,
-                                                  alternatives, deadline)
-        res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
-                                 ids.n_syms if scope_list is None else len(scope_list),
-                                 (time.perf_counter() - t0) * 1000)
-        return res
+    if needs_strata(rules):   # 'not' premises, comparisons or statement-node heads: stratified
+        return _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0)
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
@@ -147,6 +140,36 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     res = _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
     if engine != "reference":
         res.stats = dataclasses.replace(res.stats, fallback=why)
+    return res
+
+
+def _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0):
+    """The stratified engine: goal-directed over the demand of ``goals`` when the rules allow it (the
+    demand includes every ``not`` atom whole), else in full mode. ``stats.fallback`` names what needs
+    this engine (and why goals were not followed, when they were not); ``stats.tables`` > 0 says
+    they were."""
+    from .demand import demand_of  # noqa: PLC0415
+    from .stratified import goal_directed_refusal, needs, stratified_closure  # noqa: PLC0415
+    why = None if goals is None else goal_directed_refusal(rules)
+    if goals is not None and why is None:
+        d = demand_of(g, ids, rules, tuple(goals), max_depth=None, max_nodes=limits.max_nodes, deadline=deadline)
+        scope = bytearray(ids.n_syms)
+        for s in d.symbols:
+            scope[s] = 1
+        scope_list = sorted(d.symbols)
+        res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, d.truncated, limits,
+                                                  alternatives, deadline, admit=d.budget)
+        res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
+                                 len(scope_list), (time.perf_counter() - t0) * 1000, fallback=needs(rules),
+                                 tables=d.tables)
+        return res
+    scope, scope_list, truncated = _scope(g, ids, None, constants, limits.max_nodes, None)
+    res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, truncated, limits,
+                                              alternatives, deadline)
+    res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
+                             ids.n_syms if scope_list is None else len(scope_list),
+                             (time.perf_counter() - t0) * 1000,
+                             fallback=f"{needs(rules)}" + ("" if why is None else f"; goals not followed: {why}"))
     return res
 
 

@@ -17,6 +17,11 @@ admitted in round ``d`` only when it is demanded with a budget of at least ``d``
 has the same score, depth and proof (the same candidates, the same tie-breaks) as in the full
 closure, while the run touches only the symbols of the tables.
 
+A rule with ``not`` premises joins its positive premises as above (ignoring the ``not``: the tables
+then over-approximate, which only demands more), and each complete match demands its ``not`` atoms
+as tables of their own at an unbounded budget: the stratified engine checks an absence against
+everything the pattern could ever hold (:func:`thinkingdb.engine.stratified.stratified_closure`).
+
 Under a depth bound the demand is first computed without budgets (at most :data:`EXACT_STEPS`
 set-level steps): it is then closed for every round, and the engine's own probing round, over the
 demanded facts, reports ``"depth"`` exactly when a fact the question depends on would be new or
@@ -317,6 +322,8 @@ class Tabling:
     def _finish(self, sink, env: dict) -> None:
         if sink[0] == "rule":
             rule, t = sink[1], sink[2]
+            for a in rule.negated:   # stratified negation: an absence is checked against the whole pattern
+                self.table(self.ids.rel(a.relation), self._term(a.subject, env), self._term(a.object, env), INF)
             h = rule.head
             pair = (self._term(h.subject, env), self._term(h.object, env))
             self._add(t, pair, True)

@@ -11,8 +11,9 @@ Depth is a property of a derivation here (1 + its deepest premise), not of a rou
 a derivation deeper than the bound and reports ``depth``. Trust: a stratum whose rules have ``not``
 premises runs only while nothing is truncated -- after any bound cut the run short, an absence may be
 an artefact of the bound, so those rules do not fire and the result stays ``truncated``: answers may be
-missing, never wrong. The run is in full mode (no seeded scope): a scope would make facts outside it
-look absent.
+missing, never wrong. A seeded scope would make facts outside it look absent, so the run is in full mode
+-- or goal-directed, over the demand of the question, which includes every ``not`` atom whole (see
+``admit``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..stratify import strata
 from .joins import ANY, CONST, NODE, FactStore, compile_rule, fire
 from .results import ClosureResult
 
-__all__ = ["stratified_closure"]
+__all__ = ["stratified_closure", "goal_directed_refusal", "needs"]
 
 
 class _Timeout(Exception):
@@ -89,8 +90,41 @@ def _special(plan, ids, store, constraints=()):
     return special
 
 
-def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline):
-    """Run ``rules`` stratum by stratum; returns ``(ClosureResult without stats, rounds, firings)``."""
+def needs(rules) -> str:
+    """What in ``rules`` needs this engine (the fast paths and the columnar engine decline it).
+
+    >>> from thinkingdb.model import Atom, Rule, Var
+    >>> x = Var("x")
+    >>> needs([Rule("r", (Atom(x, "a", "b"),), Atom(x, "c", "d"), negated=(Atom(x, "e", "f"),))])
+    "'not' premises"
+    """
+    found = []
+    if any(r.negated for r in rules):
+        found.append("'not' premises")
+    if any(r.constraints for r in rules):
+        found.append("comparisons")
+    if any(isinstance(t, Node) for r in rules for t in (r.head.subject, r.head.object)):
+        found.append("statement-node heads")
+    return ", ".join(found)
+
+
+def goal_directed_refusal(rules) -> str | None:
+    """Why ``rules`` cannot run goal-directed on this engine (None: they can). Comparisons assign
+    values the demand tables cannot follow, and statement nodes are made, not matched, by the rules."""
+    if any(r.constraints for r in rules):
+        return "comparisons: the demand tables cannot follow assigned values; the full stratified closure ran"
+    if any(isinstance(t, Node) for r in rules for a in (r.head,) + r.negated for t in (a.subject, a.object)):
+        return "statement-node (n-ary) heads or 'not' premises; the full stratified closure ran"
+    return None
+
+
+def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, admit=None):
+    """Run ``rules`` stratum by stratum; returns ``(ClosureResult without stats, rounds, firings)``.
+
+    ``admit`` (goal-directed runs): ``key -> budget`` of the demand (:mod:`thinkingdb.engine.demand`); a
+    derived fact no demanded pattern matches (budget < 0) is not kept -- no answer needs it, so this is
+    no truncation. Every ``not`` atom a demanded fact's rule checks is itself demanded, whole, so an
+    absence is judged on the same facts as in the full closure."""
     order = strata(rules)
     store = FactStore(g._out, g._in, scope, g._rel_sizes)
     rec = store.rec
@@ -151,6 +185,8 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
             if out:
                 drop |= out
                 truncated = truncated or "nodes"
+        if admit is not None:
+            drop |= {k for k in pending if admit(k) < 0}
         new_keys = [k for k in pending if k not in rec and k not in drop]
         if limits.max_derived is not None and n_derived + len(new_keys) > limits.max_derived:
             ordered = sorted(new_keys, key=ids.key_rank)
