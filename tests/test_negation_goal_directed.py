@@ -204,3 +204,25 @@ def test_a_truncated_demand_makes_the_answer_truncated_never_wrong():
     assert res.truncated == "nodes" and res.answers == []   # the absence is not trusted after the cut
     res = evaluate(parse_query("harbor lacks ?c"), g, rules)
     assert res.truncated is None and [a.bindings for a in res.answers] == [{"c": "logging"}]
+
+
+def test_a_fact_no_question_needs_is_dropped_without_reporting_a_cut():
+    # r3 derives 'a p c' from 'b e c'; the question 'a p a' does not need it: no "nodes" cut
+    p = compile_source("b e c. rule r3: ?y e ?x, not ?x e ?_ => a p ?x.")
+    g, rules = FactGraph([f for f, _ in p.facts]), [r for r, _ in p.rules]
+    res = evaluate(parse_query("a p a"), g, rules)
+    assert res.answers == [] and res.truncated is None
+    assert [a.bindings for a in evaluate(parse_query("a p ?x"), g, rules).answers] == [{"x": "c"}]
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs(), st.sampled_from(SYMS), st.sampled_from(DERIVED), st.integers(0, 3))
+def test_under_a_depth_bound_goal_directed_is_never_wrong(program, s, rel, depth):
+    facts, rules = program
+    g = FactGraph(facts)
+    model = naive({f.triple for f in g.facts()}, rules)
+    for q in patterns(rel, s, s):
+        res = evaluate(q, g, rules, limits=Limits(max_depth=depth))
+        assert got(res) <= answers(q, model), q
+        if res.truncated is None:
+            assert got(res) == answers(q, model), q

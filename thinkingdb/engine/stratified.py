@@ -171,8 +171,10 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
         """Move the pending derivations into the store within the bounds; the new facts by relation."""
         nonlocal truncated, n_derived
         drop = set()
+        if admit is not None:   # first: a fact no question needs is not a cut, whatever its depth or symbols
+            drop |= {k for k in pending if admit(k) < 0}
         if limits.max_depth is not None:
-            deep = {k for k, v in pending.items() if v[1] > limits.max_depth}
+            deep = {k for k, v in pending.items() if v[1] > limits.max_depth and k not in drop}
             if deep:
                 drop |= deep
                 truncated = truncated or "depth"
@@ -181,12 +183,10 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
                 for s in (k[0], k[2]):
                     if s >= len(scope):   # a statement node made from symbols in scope is in scope
                         scope.extend(b"\x01" * (s + 1 - len(scope)))
-            out = {k for k in pending if not (scope[k[0]] and scope[k[2]])}
+            out = {k for k in pending if k not in drop and not (scope[k[0]] and scope[k[2]])}
             if out:
                 drop |= out
                 truncated = truncated or "nodes"
-        if admit is not None:
-            drop |= {k for k in pending if admit(k) < 0}
         new_keys = [k for k in pending if k not in rec and k not in drop]
         if limits.max_derived is not None and n_derived + len(new_keys) > limits.max_derived:
             ordered = sorted(new_keys, key=ids.key_rank)
