@@ -2,6 +2,7 @@
 
     python benchmarks/closure.py --data ../shared/data [--runs 5] [--sizes 10000 100000 1000000]
                                  [--skip-clingo] [--skip-nemo] [--queries 200] [--only go generated rules]
+                                 [--baseline /tmp/old-checkout]
 
 1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
    thinkingdb vs clingo vs Nemo (nemo-python) vs networkx.transitive_closure_dag.
@@ -18,7 +19,10 @@ sets run each engine once per pass for ``--runs`` passes (interleaved) and repor
 others repeat the timed part ``--runs`` times in one process. Nemo's time is ``reason()`` with the
 facts imported from CSV inside it; clingo's is grounding and solving from the program text; peak memory is that subprocess's ``ru_maxrss`` (resident set high
 water mark: interpreter + data + result), so engines never share or inherit each other's memory.
-Load time (reading TSV into the engine) is reported separately from the timed closure.
+Load time (reading TSV into the engine, and importing the engine modules, as the peers' imports are
+outside their timing too) is reported separately from the timed closure. ``--baseline DIR`` runs a
+second ThinkingDB, the checkout in DIR (e.g. ``git worktree add /tmp/old COMMIT``), as
+``thinkingdb@base`` in the same passes: before/after figures from one run.
 """
 
 from __future__ import annotations
@@ -58,8 +62,31 @@ def timed(fn, runs: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
+BASE = "thinkingdb@base"   # --baseline: ThinkingDB run from another checkout, beside this one
+
+
+def warm_imports() -> None:
+    """Import the engine modules ``closure()`` imports on first use, in the load phase (the peers'
+    module imports are outside their timed part too)."""
+    import importlib
+    for name in ("transitive", "nonrecursive", "columnar", "reachsets"):
+        try:
+            importlib.import_module(f"thinkingdb.engine.{name}")
+        except ImportError:   # an older checkout (--baseline) without that module
+            pass
+
+
 def worker(args) -> dict:
     spec = json.loads(args.worker)
+    if spec["engine"] == BASE:
+        sys.path.insert(0, spec["tree"])
+        out = worker_for({**spec, "engine": "thinkingdb"})
+        out["engine"] = BASE
+        return out
+    return worker_for(spec)
+
+
+def worker_for(spec: dict) -> dict:
     task, engine, runs = spec["task"], spec["engine"], spec["runs"]
     t0 = time.perf_counter()
     if task == "go":
@@ -79,6 +106,7 @@ def worker(args) -> dict:
         from thinkingdb.model import Atom, Declaration, Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
         from thinkingdb.engine.rules import compile_declarations
         g = FactGraph(Fact(a, r, b) for a, r, b in rows)
+        warm_imports()
         out["load_s"] = time.perf_counter() - t0
         if task == "go":
             rules = compile_declarations([Declaration("ancestor", "transitive")] +
@@ -175,6 +203,7 @@ def rules_worker(spec, out, t0) -> dict:
         from thinkingdb.engine.graph import FactGraph
         from thinkingdb.model import Fact
         g = FactGraph(Fact(*t) for t in rows)
+        warm_imports()
         out["load_s"] = time.perf_counter() - t0
         out["median_s"], res = timed(lambda: closure(g, rules), runs)
         out["facts"], out["engine_path"] = res.derived_count, res.stats.engine
@@ -317,10 +346,15 @@ def umls(spec, out):
 
 # -- driver ------------------------------------------------------------------------------------
 def spawn(spec: dict) -> dict:
+    if spec["engine"] == BASE:
+        spec = {**spec, "tree": BASELINE[0]}
     proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
     if proc.returncode:
         return {"engine": spec["engine"], "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+BASELINE: list[str] = []   # the --baseline checkout, when given
 
 
 def spawn_interleaved(spec: dict, engines: list[str], runs: int) -> list[dict]:
@@ -374,18 +408,26 @@ def main() -> None:
     ap.add_argument("--skip-clingo", action="store_true")
     ap.add_argument("--skip-nemo", action="store_true")
     ap.add_argument("--only", nargs="*", default=["go", "generated", "rules", "query", "umls"])
+    ap.add_argument("--baseline", type=Path, help=f"another checkout of ThinkingDB, run beside this one as {BASE}")
     ap.add_argument("--worker")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args)))
         return
+    tdb = ["thinkingdb"]
+    if args.baseline:
+        BASELINE.append(str(args.baseline.resolve()))
+        tdb.append(BASE)
     data = str(args.data.resolve())
     print("machine:", describe("clingo", "nemo-python", "networkx", "numpy"))
+    for label, tree in [("thinkingdb", ROOT)] + [(BASE, Path(b)) for b in BASELINE]:
+        rev = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+        print(f"{label}: {tree} at {rev.stdout.strip()[:100] or 'unknown commit'}")
     print(f"runs: {args.runs} (median; go, transitive closure and rule sets interleaved: each engine once per pass),"
           " peak memory = ru_maxrss of a fresh subprocess per engine")
     others = ([] if args.skip_clingo else ["clingo"]) + ([] if args.skip_nemo else ["nemo"])
     if "go" in args.only:
-        rows = spawn_interleaved({"task": "go", "data": data}, ["thinkingdb"] + others + ["networkx"], args.runs)
+        rows = spawn_interleaved({"task": "go", "data": data}, tdb + others + ["networkx"], args.runs)
         show("GO full closure, ancestor over all 5 relations (gold 791,949)", rows)
     if "generated" in args.only:
         print(f"\ngenerated graphs: layered DAGs, {LEVELS} levels, {PARENTS} parents per node, "
@@ -395,14 +437,14 @@ def main() -> None:
                 for task in ("tc", "compose"):
                     if task == "tc":
                         rows = spawn_interleaved({"task": task, "kind": kind, "size": size},
-                                                 ["thinkingdb"] + others, args.runs)
+                                                 tdb + others, args.runs)
                     else:
                         rows = [spawn({"task": task, "engine": e, "runs": args.runs, "kind": kind, "size": size})
-                                for e in ["thinkingdb"] + [o for o in others if o != "nemo"]]
+                                for e in tdb + [o for o in others if o != "nemo"]]
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
     if "rules" in args.only:
         for name, size, title in RULE_WORKLOADS:
-            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, ["thinkingdb"] + others,
+            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, tdb + others,
                                      args.runs)
             show(title, rows)
     if "query" in args.only:

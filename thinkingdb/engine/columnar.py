@@ -32,7 +32,7 @@ import numpy as np
 from ..model import Atom, Limits, Rule, Var
 from .colresult import ColumnarResult
 from .colstore import Facts, Grow, Index
-from .nonrecursive import _edges
+from .graph import relation_arrays
 from .plan import Pipeline, Program, plan_round
 
 __all__ = ["unsupported", "run_columnar"]
@@ -128,7 +128,7 @@ class _Run:
         self.os: dict[int, Index] = {}
         self.asserted = 0
         for r in sorted(set(self.rid.values())):
-            s, o, c = _load(g, r, self.scope)
+            s, o, c = relation_arrays(g, r, self.scope)
             keys = s.astype(np.int64) * n + o
             order = np.argsort(keys)
             fids = self.facts.append(c[order], 0, -1, -1)
@@ -404,19 +404,6 @@ class _Run:
         if e == 1:
             return [aux]
         return self.ext_tables[rule_idx].a[aux * e:(aux + 1) * e].tolist()
-
-
-def _load(g, r: int, scope):
-    """Asserted ``(subjects, objects, confidences)`` of relation ``r`` in scope; a memory-mapped graph's
-    relation is read from its arrays, never decoded into dicts."""
-    ix = g._out[r] if r < len(g._out) else None
-    if ix is None or not hasattr(ix, "edges"):
-        return _edges(g, r, scope)
-    s, o, c = ix.edges()
-    if scope is not None and len(s):
-        keep = scope[s] & scope[o]
-        s, o, c = s[keep], o[keep], c[keep]
-    return s, o, c
 
 
 def _concat(parts):

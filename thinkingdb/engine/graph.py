@@ -21,11 +21,12 @@ order, so an id is its canonical rank. Adding a fact to such a graph first decod
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..model import Fact, Triple
 
-__all__ = ["FactGraph"]
+__all__ = ["FactGraph", "relation_arrays"]
 
 
 class FactGraph:
@@ -273,3 +274,34 @@ class FactGraph:
             rel_rank[rid] = rank
         self._rank_cache = (len(self._syms) + (len(self._rels) << 40), sym_rank, rel_rank)
         return sym_rank, rel_rank
+
+
+def relation_arrays(g: FactGraph, r: int, scope=None):
+    """The asserted facts of relation id ``r`` as numpy arrays ``(subjects, objects, confidences)``
+    (int32, int32, float64), only those with both ends in ``scope`` (a bool array per symbol id;
+    None: all). A graph-file relation is read from its arrays, never decoded into dicts.
+
+    >>> import numpy as np
+    >>> g = FactGraph([Fact("a", "r", "b", 0.5), Fact("a", "r", "c"), Fact("c", "r", "a")])
+    >>> s, o, c = relation_arrays(g, 0)
+    >>> [(g.symbol(x), g.symbol(y), z) for x, y, z in zip(s.tolist(), o.tolist(), c.tolist())]
+    [('a', 'b', 0.5), ('a', 'c', 1.0), ('c', 'a', 1.0)]
+    >>> relation_arrays(g, 0, np.array([True, False, True]))[0].tolist()   # b out of scope
+    [0, 2]
+    """
+    import numpy as np   # noqa: PLC0415 (the graph module stays importable without numpy's start-up)
+    ix = g._out[r] if r < len(g._out) else None
+    if ix is None or not len(ix):
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float64)
+    if hasattr(ix, "edges"):
+        s, o, c = ix.edges()
+        s, o = s.astype(np.int32), o.astype(np.int32)
+    else:
+        lens = np.fromiter(map(len, ix.values()), np.int64, len(ix))
+        s = np.repeat(np.fromiter(ix.keys(), np.int32, len(ix)), lens)
+        o = np.fromiter(chain.from_iterable(ix.values()), np.int32, len(s))
+        c = np.fromiter(chain.from_iterable(map(dict.values, ix.values())), np.float64, len(s))
+    if scope is not None:
+        keep = scope[s] & scope[o]
+        s, o, c = s[keep], o[keep], c[keep]
+    return s, o, c

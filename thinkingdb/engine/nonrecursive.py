@@ -27,11 +27,11 @@ symbol). ``max_derived`` keeps the canonical prefix, as the semi-naive engine ad
 from __future__ import annotations
 
 import time
-from itertools import chain
 
 import numpy as np
 
 from ..model import Limits, Rule, Var
+from .graph import relation_arrays
 from .proofs import Proof
 from .results import FactView
 
@@ -104,22 +104,6 @@ class _Deadline(Exception):
     pass
 
 
-def _edges(g, r: int, scope_np):
-    """``(subjects, objects, confidences)`` of the asserted facts of relation ``r`` in scope."""
-    if r >= len(g._out) or not g._out[r]:
-        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float64)
-    by_s = g._out[r]
-    lens = np.fromiter(map(len, by_s.values()), np.int64, len(by_s))
-    s = np.repeat(np.fromiter(by_s.keys(), np.int32, len(by_s)), lens)
-    n = len(s)
-    o = np.fromiter(chain.from_iterable(by_s.values()), np.int32, n)
-    c = np.fromiter(chain.from_iterable(map(dict.values, by_s.values())), np.float64, n)
-    if scope_np is not None:
-        keep = scope_np[s] & scope_np[o]
-        s, o, c = s[keep], o[keep], c[keep]
-    return s, o, c
-
-
 def run_one_round(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, deadline):
     """Derive every head fact; returns a :class:`OneRoundResult` (``stats`` left for the caller)."""
     n_syms = max(ids.n_syms, 1)
@@ -137,7 +121,7 @@ def run_one_round(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, de
     def edges(rel: str):
         r = ids.rel(rel)
         if r not in edge_cache:
-            edge_cache[r] = _edges(g, r, scope_np)
+            edge_cache[r] = relation_arrays(g, r, scope_np)
             check()
         return edge_cache[r]
 
@@ -279,7 +263,7 @@ def _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, che
 def _asserted_keys(g, h, n_syms, scope_np):
     if h >= len(g._out) or not g._out[h]:
         return None
-    s, o, _ = _edges(g, h, scope_np)
+    s, o, _ = relation_arrays(g, h, scope_np)
     return np.sort(s.astype(np.int64) * n_syms + o) if len(s) else None
 
 

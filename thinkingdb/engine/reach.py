@@ -149,10 +149,11 @@ class _Lazy(_Closed):
     def full(self) -> _Closed:
         """The whole closure (SCCs), for questions with both ends free."""
         if self._full is None:
-            from .transitive import _Tick
+            from .transitive import deadline_stop
             trule = next(r for r in self.rules if r.name == self.trule_name)
-            self._full = _Closed(self.g, self.ids, self.r, trule, self.sources, self.rules, None,
-                                 _Tick(self.deadline))
+            stop = deadline_stop(self.deadline)
+            self._full = _Closed(self.g, self.ids, self.r, trule, self.sources, self.rules, None, stop)
+            self.timed_out = self.timed_out or stop.hit
         return self._full
 
 
@@ -274,7 +275,7 @@ def _goal_keys(res: SingleSourceResult):
                 yield from ((u, r, oid) for u in c.reverse(oid))
             else:
                 full = c.full()
-                yield from ((u, r, v) for u in range(len(full.comp)) if full.comp[u] >= 0 for v in full.reach(u))
+                yield from ((u, r, v) for u in full.sources_of().tolist() for v in full.reach(u))
 
 
 def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline) -> SingleSourceResult | None:

@@ -2,10 +2,8 @@
 
 When every rule is either ``?x R ?y, ?y R ?z => ?x R ?z`` or a subrelation ``?x S ?y => ?x R ?y``
 into such an ``R`` (with ``S`` derived by no rule), the closure of ``R`` is reachability over the
-``R`` and ``S`` edges. It is computed by strongly connected components (iterative Tarjan, which
-emits components successors-first) and one set union per condensation edge; each finished reach set
-is moved into a flat ``array('i')`` (4 bytes a fact) once every predecessor has used it, so only the
-frontier lives as Python sets.
+``R`` and ``S`` edges, computed over whole arrays by :mod:`thinkingdb.engine.reachsets` (cycles
+condensed, then reach sets propagated layer by layer from the sinks; 4 bytes a fact).
 
 Scores and proofs are rebuilt lazily, per source, from the graph itself: the best walk (highest
 product, then fewest steps, then canonical predecessor) from a best-first search, split into a
@@ -23,13 +21,13 @@ from __future__ import annotations
 
 import heapq
 import time
-from array import array
-from bisect import bisect_left
 
 import numpy as np
 
 from ..model import Limits, Rule
+from .graph import relation_arrays
 from .proofs import Proof
+from .reachsets import reach_sets
 from .results import FactView
 from .rules import copy_rule, transitive_relation
 
@@ -56,172 +54,78 @@ def fast_path_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int):
     return {r: (i, sorted((s, j) for s, rr, j in copies if rr == r)) for r, i in trans.items()}
 
 
-class _Tick:
-    def __init__(self, deadline):
-        self.deadline, self.n, self.hit = deadline, 0, False
-
-    def __call__(self) -> bool:
-        self.n += 1
-        if self.deadline is not None and not self.n & 1023 and time.perf_counter() > self.deadline:
-            self.hit = True
-        return self.hit
+def deadline_stop(deadline: float | None):
+    """A ``stop()`` for :func:`~thinkingdb.engine.reachsets.reach_sets`: True once ``deadline``
+    (``time.perf_counter()`` seconds, None: never) has passed, and from then on; ``stop.hit`` says."""
+    def stop() -> bool:
+        if deadline is not None and not stop.hit and time.perf_counter() > deadline:
+            stop.hit = True
+        return stop.hit
+    stop.hit = False
+    return stop
 
 
 def run_transitive(g, ids, rules, plan, scope, deadline):
     """Compute the closure of each planned relation; None when the fast path would not be exact."""
-    tick = _Tick(deadline)
+    scope_np = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
+    stop = deadline_stop(deadline)
     rels = {}
     for r_key, (t_idx, sources) in plan.items():
         r = ids.rel(r_key)
-        src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
-        if r < len(g._out) and any(c != 1.0 for row in g._out[r].values() for c in row.values()):
+        edges = relation_arrays(g, r, scope_np)
+        if not np.all(edges[2] == 1.0):
             return None
-        rels[r] = _Closed(g, ids, r, rules[t_idx], src, rules, scope, tick)
-    return TransitiveResult(g, ids, rules, rels, scope, "time" if tick.hit else None)
+        src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
+        rels[r] = _Closed(g, ids, r, rules[t_idx], src, rules, scope, stop, edges)
+    return TransitiveResult(g, ids, rules, rels, scope, "time" if stop.hit else None)
 
 
 class _Closed:
-    """Reachability of one relation: ``reach(u)`` as a sorted slice of a flat int array."""
+    """Reachability of one relation: ``reach(u)`` as a sorted slice of a flat int array
+    (:mod:`thinkingdb.engine.reachsets`). ``stop``: see :func:`deadline_stop`; ``edges``: the
+    relation's own asserted facts when already loaded."""
 
-    def __init__(self, g, ids, r, trule, sources, rules, scope, tick):
+    def __init__(self, g, ids, r, trule, sources, rules, scope, stop, edges=None):
         self.r, self.w, self.trule_name = r, trule.weight, trule.name
         self.sources = sources
         self.rules = rules
         self.g, self.scope = g, scope
-        n = ids.n_syms
-        bases = [r] + [s for s, _, _ in sources]
-        adj: dict[int, set[int]] = {}
-        self.all_ones = self.w == 1.0
-        for b in bases:
-            if b >= len(g._out):
-                continue
-            for u, row in g._out[b].items():
-                if scope is not None and not scope[u]:
-                    continue
-                vs = [v for v in row if scope is None or scope[v]]
-                if vs:
-                    adj.setdefault(u, set()).update(vs)
-                    if self.all_ones and b != r and any(row[v] != 1.0 for v in vs):
-                        self.all_ones = False
-        if self.all_ones and any(w != 1.0 for _, w, _ in sources):
-            self.all_ones = False
-        self.n_asserted = sum(1 for u, row in (g._out[r].items() if r < len(g._out) else ())
-                              for v in row if scope is None or (scope[u] and scope[v]))
-        self.comp = array("i", [-1]) * n
-        self.off: list[int] = []
-        self.buf = array("i")
-        self._closure(adj, tick)
-        self.derived_count = self.total_pairs - self.n_asserted
+        scope_np = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
+        if edges is None:
+            edges = relation_arrays(g, r, scope_np)
+        parts = [edges] + [relation_arrays(g, s, scope_np) for s, _, _ in sources]
+        self.all_ones = self.w == 1.0 and all(w == 1.0 for _, w, _ in sources) and \
+            all(bool(np.all(c == 1.0)) for _, _, c in parts[1:])
+        self.n_asserted = len(edges[0])
+        self.sets = reach_sets(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                               ids.n_syms, stop)
+        self.derived_count = self.sets.pairs - self.n_asserted
         self._rev = None
         self._walks: dict[int, dict[int, int]] = {}
 
-    def _closure(self, adj, tick) -> None:
-        comp = self.comp
-        index: dict[int, int] = {}
-        low: dict[int, int] = {}
-        on: set[int] = set()
-        stack: list[int] = []
-        comps: list[list[int]] = []
-        for root in sorted(adj):
-            if root in index or tick():
-                continue
-            work = [(root, iter(adj.get(root, ())))]
-            index[root] = low[root] = len(index)
-            stack.append(root)
-            on.add(root)
-            while work:
-                u, it = work[-1]
-                pushed = False
-                for v in it:
-                    if v not in index:
-                        index[v] = low[v] = len(index)
-                        stack.append(v)
-                        on.add(v)
-                        work.append((v, iter(adj.get(v, ()))))
-                        pushed = True
-                        break
-                    if v in on and index[v] < low[u]:
-                        low[u] = index[v]
-                if pushed:
-                    continue
-                work.pop()
-                if work and low[u] < low[work[-1][0]]:
-                    low[work[-1][0]] = low[u]
-                if low[u] == index[u]:
-                    members = []
-                    while True:
-                        x = stack.pop()
-                        on.discard(x)
-                        comp[x] = len(comps)
-                        members.append(x)
-                        if x == u:
-                            break
-                    comps.append(members)
-        # successors-first order: every successor component already has its reach set
-        succs = []
-        preds_left = [0] * len(comps)
-        for c, members in enumerate(comps):
-            ds = {comp[v] for u in members for v in adj.get(u, ()) if comp[v] != c}
-            succs.append(ds)
-            for d in ds:
-                preds_left[d] += 1
-        sets: dict[int, set[int]] = {}
-        self.off = [0] * (len(comps) + 1)
-        chunks: dict[int, array] = {}
-        for c, members in enumerate(comps):
-            if tick():
-                break
-            reach: set[int] = set()
-            for d in succs[c]:
-                reach |= sets[d]
-                reach.update(comps[d])
-            if len(members) > 1 or any(u in adj.get(u, ()) for u in members):
-                reach.update(members)
-            sets[c] = reach
-            for d in succs[c]:
-                preds_left[d] -= 1
-                if not preds_left[d]:
-                    chunks[d] = array("i", sorted(sets.pop(d)))
-            if not preds_left[c]:
-                chunks[c] = array("i", sorted(sets.pop(c)))
-        for c in list(sets):
-            chunks[c] = array("i", sorted(sets.pop(c)))
-        buf = self.buf
-        for c in range(len(comps)):
-            self.off[c] = len(buf)
-            part = chunks.pop(c, None)
-            if part is not None:
-                buf.extend(part)
-        self.off[len(comps)] = len(buf)
-        self.sizes = [len(m) for m in comps]
-        # each member of a component shares its component's reach; count facts per member
-        self.total_pairs = sum(self.sizes[c] * (self.off[c + 1] - self.off[c]) for c in range(len(comps)))
-
-    def reach(self, u: int) -> array:
-        if u >= len(self.comp):
-            return array("i")
-        c = self.comp[u]
-        return array("i") if c < 0 else self.buf[self.off[c]:self.off[c + 1]]
+    def reach(self, u: int) -> list[int]:
+        return self.sets.reach(u).tolist()
 
     def has(self, u: int, v: int) -> bool:
-        if u >= len(self.comp) or self.comp[u] < 0:
-            return False
-        c = self.comp[u]
-        lo, hi = self.off[c], self.off[c + 1]
-        i = bisect_left(self.buf, v, lo, hi)
-        return i < hi and self.buf[i] == v
+        row = self.sets.reach(u)
+        i = int(np.searchsorted(row, v))
+        return i < len(row) and row[i] == v
+
+    def sources_of(self) -> np.ndarray:
+        """Every symbol that reaches something, ascending."""
+        rs = self.sets
+        nodes = np.nonzero(rs.comp >= 0)[0]
+        return nodes[rs.length[rs.comp[nodes]] > 0]
 
     def reverse(self, v: int) -> list[int]:
         """Symbols that reach ``v`` (built once, on first use, as a sorted numpy index)."""
         if self._rev is None:
-            comp = np.frombuffer(self.comp, dtype=np.int32) if len(self.comp) else np.zeros(0, np.int32)
-            nodes = np.nonzero(comp >= 0)[0]
-            off = np.asarray(self.off, dtype=np.int64)
-            first, counts = off[comp[nodes]], off[comp[nodes] + 1] - off[comp[nodes]]
+            rs = self.sets
+            nodes = np.nonzero(rs.comp >= 0)[0]
+            first, counts = rs.start[rs.comp[nodes]], rs.length[rs.comp[nodes]]
             total = int(counts.sum())
             within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-            buf = np.frombuffer(self.buf, dtype=np.int32) if len(self.buf) else np.zeros(0, np.int32)
-            targets = buf[np.repeat(first, counts) + within]
+            targets = rs.buf[np.repeat(first, counts) + within]
             order = np.argsort(targets, kind="stable")
             self._rev = (targets[order], np.repeat(nodes, counts)[order])
         t, src = self._rev
@@ -324,11 +228,10 @@ class TransitiveResult(FactView):
 
     def derived_keys(self):
         for r, c in self._rels.items():
-            for u in range(len(c.comp)):
-                if c.comp[u] >= 0:
-                    for v in c.reach(u):
-                        if self.asserted((u, r, v)) is None:
-                            yield (u, r, v)
+            for u in c.sources_of().tolist():
+                for v in c.reach(u):
+                    if self.asserted((u, r, v)) is None:
+                        yield (u, r, v)
 
     def is_derived(self, key) -> bool:
         c = self._rels.get(key[1])
@@ -372,12 +275,12 @@ class TransitiveResult(FactView):
 
     def subjects(self, r: int) -> list[int]:
         c = self._rels.get(r)
-        extra = [] if c is None else [u for u in range(len(c.comp)) if c.comp[u] >= 0 and len(c.reach(u))]
+        extra = [] if c is None else c.sources_of().tolist()
         return sorted(set(super().subjects(r)) | set(extra))
 
     def objects(self, r: int) -> list[int]:
         c = self._rels.get(r)
-        extra = set() if c is None else set(c.buf)
+        extra = set() if c is None else set(np.unique(c.sets.buf).tolist())
         return sorted(set(super().objects(r)) | extra)
 
     def closed_ones(self, r: int) -> bool:
