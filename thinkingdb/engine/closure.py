@@ -73,7 +73,7 @@ class _Found(Exception):
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
             limits: Limits = Limits(), alternatives: int = 0,
             via: Iterable[str] | None = None,
-            engine: str = "auto", goals: Iterable | None = None) -> ClosureResult:
+            engine: str = "auto", goals: Iterable | None = None, exact_steps: int | None = None) -> ClosureResult:
     """Derive what ``rules`` entail from the facts of ``g`` within ``limits``.
 
     ``seeds``: symbol keys for seeded mode (None: full mode). ``alternatives``: keep up to that many
@@ -83,7 +83,12 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     fast path) or ``"reference"`` (the semi-naive reference engine only).
     ``goals``: queries (:class:`~thinkingdb.model.Query`) the run is for. Goal-directed mode: only the
     facts the goals need are derived (:mod:`thinkingdb.engine.demand`), each with the score, depth
-    and proof the full closure gives it; ``seeds`` and ``via`` are then ignored.
+    and proof the full closure gives it; ``seeds`` and ``via`` are then ignored. Under a depth bound
+    the goals' unbounded demand is tried first, for at most ``exact_steps`` set-level steps
+    (None: :data:`~thinkingdb.engine.demand.EXACT_STEPS`), so that ``"depth"`` is reported exactly;
+    past that, depth budgets only: the facts within the depth bound keep their scores and proofs and
+    the depth bound is reported conservatively. A small ``exact_steps`` spends no time on a large
+    unbounded demand (which may itself hit ``max_nodes``).
     """
     if engine not in ENGINES:
         raise ValidationError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -104,7 +109,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if needs_strata(rules):   # 'not' premises, comparisons or statement-node heads: stratified
         return _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0)
     if goals is not None:
-        return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0)
+        return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
@@ -179,7 +184,7 @@ def _asserted_in_scope(g: FactGraph, scope: bytearray | None) -> int:
     return sum(1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
 
 
-def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0):
+def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, exact_steps=None):
     """Closure for ``goals`` only: single-source reachability when the rules are a transitive
     closure, else the demand of the goals (set-level tabling) and the semi-naive engine admitting
     only demanded facts within their depth budgets."""
@@ -192,9 +197,11 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0):
         return res
     from .demand import EXACT_STEPS  # noqa: PLC0415
     d, probe = None, True
-    if limits.max_depth is not None:   # unbounded demand if small: exact depth reporting
+    if limits.max_depth is not None and exact_steps != 0:   # unbounded demand if small: exact depth report
         d = demand_of(g, ids, rules, goals, max_depth=None, max_nodes=limits.max_nodes, deadline=deadline,
-                      step_limit=EXACT_STEPS)
+                      step_limit=EXACT_STEPS if exact_steps is None else exact_steps)
+        if d is not None and d.truncated == "nodes":
+            d = None   # cut by max_nodes, the unbounded demand is not exact: depth budgets reach further
     if d is None:
         d = demand_of(g, ids, rules, goals, max_depth=limits.max_depth, max_nodes=limits.max_nodes,
                       deadline=deadline)

@@ -6,7 +6,11 @@ When :mod:`thinkingdb.retrieval.question` reads asks in a question ("what is A p
 (:func:`~thinkingdb.engine.rules.relevant_rules`): only what the ask's answers rest on is derived,
 with the full closure's scores and proofs. A link ask ("how is A related to B") has one goal per
 relation. Bounds are the profile's (``max_depth`` = expansion depth, ``max_nodes``, ``max_derived``,
-``timeout_ms``); a bound that cut a run short is reported per ask.
+``timeout_ms``); a bound that cut a run short is reported per ask. An ask is **deepened**: run at
+depth 1, then 2, ... up to ``max_depth``, and it stops at the first depth that gives ``enough``
+answers (half the profile's ``max_results``; a link ask: one) — shallow answers cost a shallow run,
+and the trace gives the depth reached. Each run spends at most
+:data:`~thinkingdb.retrieval.expansion.EXACT_STEPS` on exact depth reporting.
 
 Every answer is a candidate fact with its best proof, in the tiers of
 :mod:`thinkingdb.retrieval.expansion`: ``exact`` when the answer is another symbol the question
@@ -48,12 +52,13 @@ from typing import Callable, Iterable, Mapping
 
 from ..engine.proofs import Proof
 from ..model import Limits, PathRel, Query, QueryPattern, Triple, Var
-from .expansion import TIERS, Credit, Expansion
+from .expansion import EXACT_STEPS, TIERS, Credit, Expansion
 from .question import ANY, Ask, Question
 
 __all__ = ["answer_asks", "answering_priority", "explain", "MAX_ANSWERS"]
 
 MAX_ANSWERS = 64   # candidate answers credited per ask (best first)
+ENOUGH = 4         # answers at which an ask stops deepening (the pipeline passes half the profile's max_results)
 _TIER = ("exact", "strong", "weak")
 _RANK = {t: i for i, t in enumerate(_TIER)}
 
@@ -64,20 +69,49 @@ def _rules_for(rules: tuple, relations: tuple) -> tuple:
     return relevant_rules(rules, relations)
 
 
-def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple):
-    """The goal-directed closure for one ask (a link ask: one goal per relation)."""
+def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple, enough: int, named: set[str]):
+    """The goal-directed closure for one ask (a link ask: one goal per relation), deepened one depth
+    at a time up to ``limits.max_depth`` until it has ``enough`` answers (a link ask: one) or
+    nothing deeper can be found; returns the last run, its answers ``{(relation id, other symbol id):
+    score}`` and its depth."""
     from ..engine.closure import closure
     rels = relations if ask.relation == ANY else (ask.relation,)
     x = Var("x")
     goals = [Query((QueryPattern(ask.symbol, PathRel(r), x) if ask.role == "subject"
                     else QueryPattern(x, PathRel(r), ask.symbol),)) for r in rels]
-    return closure(graph, _rules_for(rules, rels), limits=limits, goals=goals)
+    chosen = _rules_for(rules, rels)
+    deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000
+    top = limits.max_depth if limits.max_depth is not None else 1 << 30
+    depth = 1 if limits.max_depth is not None else None
+    while True:
+        left = None if deadline is None else max(1e-3, (deadline - time.perf_counter()) * 1000)
+        res = closure(graph, chosen, limits=replace(limits, max_depth=depth, timeout_ms=left), goals=goals,
+                      exact_steps=EXACT_STEPS)
+        found = _answers(res, ask, rels, named)
+        need = 1 if ask.relation == ANY else enough
+        if depth is None or depth >= top or res.truncated != "depth" or len(found) >= need:
+            return res, found, depth
+        depth += 1
+
+
+def _answers(res, ask: Ask, rels: tuple, named: set[str]) -> dict[tuple[int, int], float]:
+    ids = res.ids
+    s = ids.find_sym(ask.symbol)
+    found: dict[tuple[int, int], float] = {}
+    for rel in rels:
+        r = ids.find_rel(rel)
+        if s is None or r is None:
+            continue
+        for other, score in (res.out(r, s) if ask.role == "subject" else res.inn(r, s)).items():
+            if ask.relation != ANY or (other != s and ids.sym_key(other) in named):
+                found[(r, other)] = score
+    return found
 
 
 def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Mapping[str, float]],
                 visible: Callable[[str], bool], topic_units: Mapping[str, Iterable[str]], *, depth: int,
                 max_nodes: int, max_derived: int, timeout_ms: float,
-                max_answers: int = MAX_ANSWERS) -> Expansion:
+                max_answers: int = MAX_ANSWERS, enough: int = ENOUGH) -> Expansion:
     """Answer the question's asks over ``graph`` and credit units (see the module docstring).
 
     Asks whose symbol is not in ``graph`` or whose relation neither occurs in it nor heads a rule
@@ -94,30 +128,25 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
     cands: list[tuple[int, float, Triple, object, str, Ask]] = []   # tier rank, -score, fact, key, answer
     per_ask: list[dict] = []
     truncated = None
+    group = {k: n for n, keys in enumerate(question.mentions()) for k in keys if k in named}
+    n_named = len(set(group.values()))
     for ask in asks:
         t1 = time.perf_counter()
-        res = _run(graph, rules, ask, limits, relations)
+        res, found, reached = _run(graph, rules, ask, limits, relations, enough, named)
         truncated = truncated or res.truncated
         ids = res.ids
         s = ids.find_sym(ask.symbol)
-        found: dict[tuple[int, int], float] = {}
-        for rel in (relations if ask.relation == ANY else (ask.relation,)):
-            r = ids.find_rel(rel)
-            if s is None or r is None:
-                continue
-            for other, score in (res.out(r, s) if ask.role == "subject" else res.inn(r, s)).items():
-                if ask.relation != ANY or (other != s and ids.sym_key(other) in named):
-                    found[(r, other)] = score
         mine = []
         for (r, other), score in found.items():
             other_key = ids.sym_key(other)
             key = (s, r, other) if ask.role == "subject" else (other, r, s)
-            tier = "exact" if other_key in named and other_key != ask.symbol else "strong" if len(named) == 1 else "weak"
+            tier = ("exact" if other_key in named and group[other_key] != group.get(ask.symbol)
+                    else "strong" if n_named == 1 else "weak")
             mine.append((_RANK[tier], -score * TIERS[tier], ids.rel_key(r), other_key, key))
         for tr, neg, _, other_key, key in heapq.nsmallest(max_answers, mine):
             cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
         per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
-                        "truncated": res.truncated,
+                        "depth": reached, "truncated": res.truncated,
                         "ms": round((time.perf_counter() - t1) * 1000, 3)})
     t_credit = time.perf_counter()
     cands.sort(key=lambda c: (c[0], c[1], c[2]))

@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Mapping
 from ..model import Limits, PathRel, Query, QueryPattern, Triple, Var
 from ..engine.proofs import Proof
 
-__all__ = ["SymbolMatcher", "Credit", "Expansion", "expand", "words", "TIERS"]
+__all__ = ["SymbolMatcher", "Credit", "Expansion", "expand", "words", "TIERS", "EXACT_STEPS"]
 
 TIERS = {"exact": 1.0, "strong": 0.8, "weak": 0.6}
 _TIER_RANK = {"exact": 0, "strong": 1, "weak": 2, "partial": 3}
@@ -46,6 +46,9 @@ _SPLIT = re.compile(r"[\W_]+", re.UNICODE)
 _CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 MAX_WORDS = 24   # longest symbol name matched, in words (ontology term names run past ten)
+# set-level steps a search spends on the unbounded demand that makes the depth report exact (the
+# engine's default is 50,000; past this the depth bound is reported conservatively, same answers)
+EXACT_STEPS = 500
 
 
 def words(text: str) -> list[str]:
@@ -76,6 +79,7 @@ class SymbolMatcher:
         self._stop = DEFAULT_STOPWORDS
         self._sym: dict[tuple[str, ...], set[str]] = {}
         self._rel: dict[tuple[str, ...], set[str]] = {}
+        self._forms: dict[str, list[tuple[str, ...]]] = {}   # a symbol's words as written (key, label)
         labels = labels or {}
         for key in symbols:
             self._add(self._sym, words(key), key)
@@ -99,13 +103,24 @@ class SymbolMatcher:
         """
         return self._stem(word)
 
-    def symbol_spans(self, stems: list[str]) -> list[tuple[str, int, int]]:
+    def symbol_spans(self, stems: list[str], surface: list[str] | None = None) -> list[tuple[str, int, int]]:
         """``(symbol key, start, end)`` over a list of word stems, longest match first, left to right.
+
+        With the ``surface`` words (case-folded, as :func:`words` gives them) spans that compete for
+        a word are chosen to match the most content words *as written*, then to cover the most
+        words: "regulators of pigment biosynthetic process" names ``pigment_biosynthetic_process``
+        (three words as written), not ``regulation_of_pigmentation`` (whose stems match too).
 
         >>> m = SymbolMatcher(["cell", "cell_wall"], [])
         >>> m.symbol_spans([m.stem(w) for w in words("is the cell wall part of a cell")])
         [('cell_wall', 2, 4), ('cell', 7, 8)]
+        >>> m = SymbolMatcher(["regulation_of_pigmentation", "pigment_biosynthetic_process"], [])
+        >>> ws = words("which terms are regulators of pigment biosynthetic process")
+        >>> m.symbol_spans([m.stem(w) for w in ws], ws)
+        [('pigment_biosynthetic_process', 5, 8)]
         """
+        if surface is not None:
+            return self._best_spans(stems, surface)
         out: list[tuple[str, int, int]] = []
         i = 0
         while i < len(stems):
@@ -119,12 +134,44 @@ class SymbolMatcher:
                 i += 1
         return out
 
+    def _best_spans(self, stems: list[str], surface: list[str]) -> list[tuple[str, int, int]]:
+        n_w = len(stems)
+        best: list[tuple[int, int]] = [(0, 0)] * (n_w + 1)    # (content words as written, words covered)
+        choice: list[int] = [0] * (n_w + 1)                    # span length taken at i (0: skip the word)
+        for i in range(n_w - 1, -1, -1):
+            best[i], choice[i] = best[i + 1], 0
+            for n in range(1, min(MAX_WORDS, n_w - i) + 1):
+                keys = self._sym.get(tuple(stems[i:i + n]))
+                if not keys:
+                    continue
+                written = max(self._written(k, surface[i:i + n]) for k in keys)
+                value = (written + best[i + n][0], n + best[i + n][1])
+                if value >= best[i]:                            # ties: the longer span
+                    best[i], choice[i] = value, n
+        out: list[tuple[str, int, int]] = []
+        i = 0
+        while i < n_w:
+            n = choice[i]
+            if n:
+                out.extend((k, i, i + n) for k in sorted(self._sym[tuple(stems[i:i + n])]))
+                i += n
+            else:
+                i += 1
+        return out
+
+    def _written(self, key: str, ws: list[str]) -> int:
+        """Content words of ``ws`` equal to the words of ``key`` (or its label) in their place."""
+        return max((sum(1 for a, b in zip(ws, form) if a == b and a not in self._stop)
+                    for form in self._forms.get(key, ()) if len(form) == len(ws)), default=0)
+
     def _add(self, table: dict, ws: list[str], key: str) -> None:
         if not ws or len(ws) > MAX_WORDS:
             return
         if len(ws) == 1 and (ws[0] in self._stop or len(ws[0]) < 2 or ws[0].isdigit()):
             return
         table.setdefault(tuple(self._stem(w) for w in ws), set()).add(key)
+        if table is self._sym:
+            self._forms.setdefault(key, []).append(tuple(ws))
 
     def _find(self, table: dict, stems: list[str]) -> list[str]:
         found: list[str] = []
@@ -207,7 +254,7 @@ def expand(graph, rules, unit_facts: Mapping[str, list], fact_units: Mapping[Tri
     # goal-directed: only the derived facts that touch a query symbol, by any derived relation
     goals = [Query((QueryPattern(s, PathRel(h), Var("o")),)) for s in sorted(q) for h in sorted(heads)]
     goals += [Query((QueryPattern(Var("s"), PathRel(h), s),)) for s in sorted(q) for h in sorted(heads)]
-    res = closure(graph, rules, goals=goals, limits=limits)
+    res = closure(graph, rules, goals=goals, limits=limits, exact_steps=EXACT_STEPS)
     t1 = time.perf_counter()
     cands: list[tuple[str, float, Triple, Proof]] = []
     relations = graph.relations()

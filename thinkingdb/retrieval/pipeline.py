@@ -309,7 +309,10 @@ def _closure_lane(kb, lanes, view, text: str, p: Profile, scores, timings):
     b = p.closure
     bounds = dict(depth=p.expansion_depth, max_nodes=b.max_nodes, max_derived=b.max_derived, timeout_ms=b.timeout_ms)
     t0 = time.perf_counter()
-    exp = answer_asks(graph, rules, question, facts.fact_units, visible, lanes.topic_units(), **bounds)
+    # an ask deepens until its answers' chains could fill half the results (measured on GO: fewer,
+    # shallower answers keep every chain and more answer units in the results, and cost less)
+    exp = answer_asks(graph, rules, question, facts.fact_units, visible, lanes.topic_units(),
+                      enough=max(1, p.max_results // 2), **bounds)
     timings["answers"] = _ms(t0)
     if exp.stats.get("best_chain") is None:
         t0 = time.perf_counter()

@@ -44,6 +44,16 @@ from .expansion import SymbolMatcher, words
 __all__ = ["ANY", "Ask", "Question", "QuestionReader", "MAX_PHRASE_WORDS", "MAX_LINKED"]
 
 MAX_PHRASE_WORDS = 6
+# Forms of the auxiliaries read as one word, and the function words a relation phrase may carry or
+# leave out anywhere: "has part", "have part", "has as a part" and "is a part of" / "part of" read alike.
+_LEMMA = {**dict.fromkeys(["has", "have", "had", "having"], "have"),
+          **dict.fromkeys(["is", "are", "was", "were", "be", "been", "being", "am"], "be"),
+          **dict.fromkeys(["does", "do", "did", "doing", "done"], "do")}
+FILLERS = frozenset({"a", "an", "the", "as", "be", "do"})
+# A question may front a phrase's preposition ("Of what is A a part?", "By what is A regulated?") or
+# its object noun ("Which parts does A have?"): read in its place at the end of the clause.
+_WH = frozenset({"what", "which", "whom", "whose"})
+_PREPOSITIONS = frozenset({"of", "by", "to", "in", "from", "into", "on", "with", "for"})
 MAX_LINKED = 3      # symbols asked about pairwise when a question names several and no relation
 ANY = "*"           # the relation of a link ask: "how is A related to B"
 _PASSIVE = "by"
@@ -76,11 +86,22 @@ class Ask:
 
 @dataclass(frozen=True)
 class Question:
-    """What a question names: its symbols and relations (sorted keys) and its asks."""
+    """What a question names: its symbols and relations (sorted keys) and its asks. ``groups``: the
+    symbols named by the same words ("vesicle coating" names ``vesicle_coat`` and
+    ``vesicle_coating``, whose names stem alike) — one mention, however many keys."""
 
     symbols: tuple[str, ...]
     relations: tuple[str, ...]
     asks: tuple[Ask, ...]
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    def mentions(self) -> tuple[tuple[str, ...], ...]:
+        """The symbols grouped by mention (each symbol its own when no groups were read).
+
+        >>> Question(("a", "b"), (), ()).mentions()
+        (('a',), ('b',))
+        """
+        return self.groups or tuple((s,) for s in self.symbols)
 
     def to_json(self) -> dict:
         return {"symbols": list(self.symbols), "relations": list(self.relations),
@@ -97,70 +118,131 @@ class _Rel:
 class QuestionReader:
     """Reads questions against one knowledge base's symbols and relation phrases (see the module).
 
-    ``relations``: the relations the knowledge base knows; ``aliases``: phrase → relation;
-    ``inverses``: inverse name → canonical relation; ``phrases``: extraction phrases (a relation
-    written ``^r`` reads the other way), :data:`~thinkingdb.store.extract.DEFAULT_PHRASES` by default.
+    ``relations``: the relations the knowledge base knows; ``aliases``: phrase → relation (an alias of
+    an inverse name reads the other way); ``inverses``: inverse name → canonical relation;
+    ``phrases``: extraction phrases (a relation written ``^r`` reads the other way),
+    :data:`~thinkingdb.store.extract.DEFAULT_PHRASES` by default.
     """
 
     def __init__(self, matcher: SymbolMatcher, relations: Iterable[str], *, aliases: Mapping[str, str] | None = None,
                  inverses: Mapping[str, str] | None = None, phrases: Mapping[str, str] | None = None) -> None:
         self.matcher = matcher
         known = set(relations)
-        self._table: dict[tuple[str, ...], set[_Rel]] = {}
+        inverses = {name: rel for name, rel in (inverses or {}).items() if rel in known}
+        self._content: dict[tuple[str, ...], set[_Rel]] = {}   # phrases keyed by their content words
+        self._literal: dict[tuple[str, ...], set[_Rel]] = {}   # phrases of function words only ("is a")
         for rel in sorted(known):
             self._add(rel.replace("_", " "), _Rel(rel, False, "key"))
         for phrase, rel in sorted((aliases or {}).items()):
             if rel in known:
                 self._add(phrase.replace("_", " "), _Rel(rel, False, "alias"))
-        for name, rel in sorted((inverses or {}).items()):
-            if rel in known:
-                self._add(name.replace("_", " "), _Rel(rel, True, "inverse"))
+            elif rel in inverses:
+                self._add(phrase.replace("_", " "), _Rel(inverses[rel], True, "alias"))
+        for name, rel in sorted(inverses.items()):
+            self._add(name.replace("_", " "), _Rel(rel, True, "inverse"))
         for phrase, rel in sorted((DEFAULT_PHRASES if phrases is None else phrases).items()):
             flipped = rel.startswith("^")
             rel = rel.lstrip("^")
             if rel in known:
                 self._add(phrase, _Rel(rel, flipped, "phrase"))
 
+    def _canon(self, ws: list[str]) -> list[str]:
+        return [self.matcher.stem(_LEMMA.get(w, w)) for w in ws]
+
     def _add(self, phrase: str, rel: _Rel) -> None:
         ws = words(phrase)
         if not ws or len(ws) > MAX_PHRASE_WORDS:
             return
-        self._table.setdefault(tuple(self.matcher.stem(w) for w in ws), set()).add(rel)
+        canon = self._canon(ws)
+        content = tuple(c for c in canon if c not in FILLERS)
+        if content:
+            self._content.setdefault(content, set()).add(rel)
+        else:
+            self._literal.setdefault(tuple(canon), set()).add(rel)
 
     def read(self, text: str) -> Question:
-        """Symbols first (longest match wins), then relation phrases on the words left over."""
+        """Symbols first (the most words as written, then the most words), then relation phrases
+        on the words left over."""
         ws = words(text)
-        stems = [self.matcher.stem(w) for w in ws]
-        syms = self.matcher.symbol_spans(stems)
-        taken = [False] * len(stems)
-        for _, start, end in syms:
+        stems = self._canon(ws)
+        syms = self.matcher.symbol_spans([self.matcher.stem(w) for w in ws], ws)
+        owner: dict[int, int] = {}            # word index -> index of the symbol span holding it
+        for n, (_, start, end) in enumerate(syms):
             for i in range(start, end):
-                taken[i] = True
+                owner[i] = n
         rels: list[tuple[_Rel, int, int]] = []
+        used: set[int] = set()                # words a fronted phrase took
+        content = [j for j in range(len(ws)) if j not in owner and stems[j] not in FILLERS]
+        tail = None
+        if len(content) > 2 and content[:2] == [0, 1] and ws[0] in _PREPOSITIONS and ws[1] in _WH:
+            tail, used = stems[0], {0, 1}     # "Of what is A a part?": the preposition ends the phrase
+        elif len(content) > 2 and content[:2] == [0, 1] and ws[0] in _WH and syms:
+            last = content[-1]                # "Which parts does A have?": the object noun is fronted
+            found = self._content.get((stems[last], stems[1]))
+            if found and last > syms[0][1] and 1 < syms[0][1]:
+                rels.extend((r, last, last + 1) for r in sorted(found, key=lambda r: (r.relation, r.flipped)))
+                used = {1, last}
         i = 0
         while i < len(stems):
-            if taken[i]:
+            if i in owner or i in used:
                 i += 1
                 continue
-            for n in range(min(MAX_PHRASE_WORDS, len(stems) - i), 0, -1):
-                if any(taken[i:i + n]):
-                    continue
-                found = self._table.get(tuple(stems[i:i + n]))
-                if found:
-                    rels.extend((r, i, i + n) for r in sorted(found, key=lambda r: (r.relation, r.flipped)))
-                    i += n
-                    break
-            else:
+            hit = self._phrase_at(stems, owner, used, i, tail, content[-1] if content else -1)
+            if hit is None:
                 i += 1
+                continue
+            found, end = hit
+            rels.extend((r, i, end) for r in sorted(found, key=lambda r: (r.relation, r.flipped)))
+            i = end
         asks: set[Ask] = set()
         for rel, start, end in rels:
-            passive = rel.source in ("key", "alias") and end < len(ws) and ws[end] == _PASSIVE
-            phrase = " ".join(ws[start:end + (1 if passive else 0)])
+            stranded = tail == _PASSIVE and end - 1 == content[-1]
+            passive = rel.source in ("key", "alias") and (stranded or end < len(ws) and ws[end] == _PASSIVE)
+            phrase = " ".join(ws[j] for j in range(start, end + (1 if passive and not stranded else 0))
+                              if j not in owner)
             for key, s_start, _ in syms:
                 before = s_start < start
                 subject = before != (rel.flipped or passive)
                 asks.add(Ask(rel.relation, key, "subject" if subject else "object", phrase))
         keys = sorted({k for k, _, _ in syms})
-        if not rels and 1 < len(keys) <= MAX_LINKED:
+        spans: dict[tuple[int, int], set[str]] = {}
+        for key, start, end in syms:
+            spans.setdefault((start, end), set()).add(key)
+        groups = tuple(sorted({tuple(sorted(g)) for g in spans.values()}))
+        if not rels and 1 < len(groups) <= MAX_LINKED:
             asks = {Ask(ANY, k, "subject", "") for k in keys}
-        return Question(tuple(keys), tuple(sorted({r.relation for r, _, _ in rels})), tuple(sorted(asks)))
+        return Question(tuple(keys), tuple(sorted({r.relation for r, _, _ in rels})), tuple(sorted(asks)), groups)
+
+    def _phrase_at(self, stems: list[str], owner: Mapping[int, int], used: set[int], i: int, tail: str | None,
+                   last: int) -> tuple[set[_Rel], int] | None:
+        """The longest phrase starting at word ``i``: its relations and the index after its last word.
+
+        Its content words are read in order, skipping function words (:data:`FILLERS`) and at most
+        one symbol in between (``has X as a part``); a phrase ending at the question's ``last``
+        content word may end with the fronted preposition ``tail``; a phrase of function words only
+        (``is a``) must stand as written, and only where no content phrase starts.
+        """
+        run: list[tuple[str, int]] = []       # (content stem, index), up to MAX_PHRASE_WORDS
+        gap_at = None                         # content words before the one symbol inside the run
+        j = i
+        while j < len(stems) and len(run) < MAX_PHRASE_WORDS and j not in used:
+            if j in owner:
+                if gap_at is not None or not run:
+                    break
+                gap_at, j = len(run), max(k for k, o in owner.items() if o == owner[j]) + 1
+                continue
+            if stems[j] not in FILLERS:
+                run.append((stems[j], j))
+            j += 1
+        for n in range(len(run), 0, -1):
+            key = tuple(c for c, _ in run[:n])
+            found = (tail and run[n - 1][1] == last and self._content.get(key + (tail,))) or self._content.get(key)
+            if found:
+                return found, run[n - 1][1] + 1
+        for n in range(min(MAX_PHRASE_WORDS, len(stems) - i), 0, -1):
+            if any(k in owner or k in used for k in range(i, i + n)):
+                continue
+            found = self._literal.get(tuple(stems[i:i + n]))
+            if found:
+                return found, i + n
+        return None
