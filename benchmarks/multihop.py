@@ -1,7 +1,7 @@
 """Multi-hop retrieval quality on a real knowledge graph: the Gene Ontology (issue 16).
 
     python benchmarks/multihop.py [--data ../shared/data] [--db PATH] [--seed 16] [--per-kind 100]
-                                  [--templates all|tune|held|fresh|unseen] [--json OUT] [--misses N] [--cranfield]
+                                  [--templates all|tune|held|fresh|unseen|unseen2] [--json OUT] [--misses N] [--cranfield]
 
 The knowledge base, built as a new user would: every GO term is a unit (topic = its name, claim = its
 definition, triples = its own ``is_a`` / ``part_of`` / ``regulates`` (and positively/negatively)
@@ -28,7 +28,9 @@ Every kind has its own phrasings in three sets: ``tune``; ``held`` (held out whi
 its one miss, "What does X have part?", was then studied); ``fresh`` (written down and committed before
 the question reader learnt inflections, fillers and split phrases; its misses after that change were
 then studied: fronted prepositions and objects); ``unseen`` (committed after that study and before
-fronting was read, never tuned on). Per profile and kind the table shows
+fronting was read; its misses, "include ... as a part" and "make up", were then studied);
+``unseen2`` (committed after that, before the part-whole phrases "include" and "make up" were added
+and symbol spans weighed relation words; never tuned on). Per profile and kind the table shows
 
 * **chain**: chain support — every unit of one answering chain (the units asserting its edges, i.e.
   their children; a path of any length composing to the asked relation, or for ``related`` any
@@ -101,17 +103,23 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "fresh": ["Which larger terms contain {a}?", "What has {a} as a part?", "{a} is contained in which term?",
                   "Of what is {a} a part?"],
         "unseen": ["Which terms include {a} as a part?", "{a} is one part of what?",
-                   "What larger whole is {a} part of?", "Find the terms {a} is a part of."]},
+                   "What larger whole is {a} part of?", "Find the terms {a} is a part of."],
+        "unseen2": ["Which bigger terms is {a} a component of?", "What does {a} belong to?",
+                    "{a} makes up part of which term?", "Where is {a} found as a part?"]},
     "regulates_fwd": {
         "tune": ["What does {a} regulate?", "Which processes does {a} regulate?", "{a} regulates what?"],
         "held": ["Name what {a} regulates.", "Tell me which terms are regulated by {a}."],
         "fresh": ["Which terms does {a} regulate?", "What gets regulated by {a}?", "List everything {a} regulates."],
-        "unseen": ["What is regulated by {a}?", "{a} regulates which terms?", "Show me what {a} regulates."]},
+        "unseen": ["What is regulated by {a}?", "{a} regulates which terms?", "Show me what {a} regulates."],
+        "unseen2": ["Which terms are regulated by {a}?", "What is {a} a regulator of?",
+                    "What processes get regulated by {a}?"]},
     "regulates_rev": {
         "tune": ["What regulates {a}?", "Which terms regulate {a}?", "{a} is regulated by what?"],
         "held": ["Name a regulator of {a}: what regulates it?", "Which processes are known to regulate {a}?"],
         "fresh": ["What is {a} regulated by?", "Which terms are regulators of {a}?", "Name the terms that regulate {a}."],
-        "unseen": ["By what is {a} regulated?", "{a} is under regulation by what?", "Which terms regulate {a}?"]},
+        "unseen": ["By what is {a} regulated?", "{a} is under regulation by what?", "Which terms regulate {a}?"],
+        "unseen2": ["Which terms act as regulators of {a}?", "What does {a} get regulated by?",
+                    "{a}: which terms regulate it?"]},
     "has_part": {
         "tune": ["What is part of {a}?", "What are the parts of {a}?", "{a} has part what?",
                  "Which terms belong to {a}?"],
@@ -119,7 +127,9 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "fresh": ["What does {a} contain?", "Which parts does {a} have?", "Name the components of {a}.",
                   "What is contained in {a}?"],
         "unseen": ["What parts make up {a}?", "{a} contains which parts?", "What parts does {a} have?",
-                   "Which terms are parts of {a}?"]},
+                   "Which terms are parts of {a}?"],
+        "unseen2": ["What are {a}'s parts?", "Which terms are part of {a}?", "Which components does {a} consist of?",
+                    "What is {a} made up of?"]},
     "related": {
         "tune": ["How is {a} related to {b}?", "What is the relation between {a} and {b}?",
                  "How are {a} and {b} connected?"],
@@ -127,7 +137,9 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "fresh": ["What links {a} and {b}?", "Describe how {a} relates to {b}.",
                   "Is there a connection between {a} and {b}?"],
         "unseen": ["In what way are {a} and {b} related?", "What is the connection from {a} to {b}?",
-                   "Link {a} to {b}."]},
+                   "Link {a} to {b}."],
+        "unseen2": ["How does {a} connect to {b}?", "What path leads from {a} to {b}?",
+                    "Tell me how {a} and {b} are linked."]},
 }
 
 
@@ -398,7 +410,7 @@ def table(rows, profs, kinds) -> list[str]:
 def by_set(rows, profs) -> list[str]:
     out = ["| profile | template set | n | chain | MRR |", "|---|---|---:|---:|---:|"]
     for p in profs:
-        for ts in ("tune", "held", "fresh", "unseen"):
+        for ts in ("tune", "held", "fresh", "unseen", "unseen2"):
             sel = [r for r in rows if r["profile"] == p.name and r["set"] == ts]
             if sel:
                 out.append(f"| {p.name} | {ts} | {len(sel)} | {statistics.mean(r['chain'] for r in sel):.3f} | "
@@ -468,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=None, help="store path; an existing file is reused as built")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--per-kind", type=int, default=100)
-    ap.add_argument("--templates", choices=["all", "tune", "held", "fresh", "unseen"], default="all")
+    ap.add_argument("--templates", choices=["all", "tune", "held", "fresh", "unseen", "unseen2"], default="all")
     ap.add_argument("--profiles", nargs="*", default=None, help="subset of profile names")
     ap.add_argument("--json", default=None, help="write every question's outcome here")
     ap.add_argument("--misses", type=int, default=0)
@@ -483,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         took = build_kb(db, names, defs, edges)
         print(f"built {db}: {len(names):,} units, {len(edges):,} edges in {took:.1f} s")
-    sets = ["tune", "held", "fresh", "unseen"] if args.templates == "all" else [args.templates]
+    sets = ["tune", "held", "fresh", "unseen", "unseen2"] if args.templates == "all" else [args.templates]
     t0 = time.perf_counter()
     gold = Gold(edges)
     questions = generate(names, gold, args.per_kind, args.seed, sets)
