@@ -188,3 +188,28 @@ def test_competing_symbol_spans_go_to_the_words_as_written():
     # with no competitor, an inflected name still matches
     assert reader.read("What regulates pigmentations?").symbols == ("pigmentation",)
     assert reader.read("What does regulation of pigmentation regulate?").symbols == ("regulation_of_pigmentation",)
+
+
+def test_a_relation_word_written_otherwise_is_left_to_the_relation_phrase():
+    m = SymbolMatcher(["regulation_of_protein_localization", "protein_localization"], [])
+    reader = QuestionReader(m, ["regulates"])
+    # "regulator" stems like "regulation" but is written otherwise and is a relation word: with
+    # both spans matching "protein localization" as written, the word goes to the phrase
+    q = reader.read("Name a regulator of protein localization: what regulates it?")
+    assert q.symbols == ("protein_localization",)
+    assert "?x regulates protein_localization" in [a.describe() for a in q.asks]   # ("it": not read)
+    # written as in the name, the longer symbol wins
+    q = reader.read("What does regulation of protein localization regulate?")
+    assert [a.describe() for a in q.asks] == ["regulation_of_protein_localization regulates ?x"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("What parts make up the drivetrain?", PARTS_OF),
+    ("The wheel makes up what?", WHEEL_IN),
+    ("Which assemblies include the wheel as a part?", WHEEL_IN),
+    ("What is the wheel included in?", WHEEL_IN),
+    ("What does the drivetrain include?", PARTS_OF),
+])
+def test_the_part_whole_phrases_make_up_and_include(text, expected):
+    reader = QuestionReader(SymbolMatcher(["wheel", "drivetrain"], []), ["part_of"])
+    assert sorted(a.describe() for a in reader.read(text).asks) == sorted(expected)

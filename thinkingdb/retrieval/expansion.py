@@ -103,13 +103,16 @@ class SymbolMatcher:
         """
         return self._stem(word)
 
-    def symbol_spans(self, stems: list[str], surface: list[str] | None = None) -> list[tuple[str, int, int]]:
+    def symbol_spans(self, stems: list[str], surface: list[str] | None = None,
+                     relational: frozenset[str] = frozenset()) -> list[tuple[str, int, int]]:
         """``(symbol key, start, end)`` over a list of word stems, longest match first, left to right.
 
-        With the ``surface`` words (case-folded, as :func:`words` gives them) spans that compete for
-        a word are chosen to match the most content words *as written*, then to cover the most
-        words: "regulators of pigment biosynthetic process" names ``pigment_biosynthetic_process``
-        (three words as written), not ``regulation_of_pigmentation`` (whose stems match too).
+        With the ``surface`` words (case-folded, as :func:`words` gives them), spans that compete for
+        a word are weighed: most content words matched *as written* first, then most content words
+        covered, less those written otherwise whose stem is in ``relational`` (the stems of relation
+        phrases); a tie leaves the word to the later span. "regulators of pigment biosynthetic
+        process" names ``pigment_biosynthetic_process`` (three words as written), not
+        ``regulation_of_pigmentation`` (whose stems match too).
 
         >>> m = SymbolMatcher(["cell", "cell_wall"], [])
         >>> m.symbol_spans([m.stem(w) for w in words("is the cell wall part of a cell")])
@@ -120,7 +123,7 @@ class SymbolMatcher:
         [('pigment_biosynthetic_process', 5, 8)]
         """
         if surface is not None:
-            return self._best_spans(stems, surface)
+            return self._best_spans(stems, surface, relational)
         out: list[tuple[str, int, int]] = []
         i = 0
         while i < len(stems):
@@ -134,20 +137,24 @@ class SymbolMatcher:
                 i += 1
         return out
 
-    def _best_spans(self, stems: list[str], surface: list[str]) -> list[tuple[str, int, int]]:
+    def _best_spans(self, stems: list[str], surface: list[str], relational: frozenset[str]):
         n_w = len(stems)
-        best: list[tuple[int, int]] = [(0, 0)] * (n_w + 1)    # (content words as written, words covered)
+        best: list[tuple[int, int]] = [(0, 0)] * (n_w + 1)    # (as written, covered less relational)
         choice: list[int] = [0] * (n_w + 1)                    # span length taken at i (0: skip the word)
         for i in range(n_w - 1, -1, -1):
-            best[i], choice[i] = best[i + 1], 0
+            top, pick = None, 0
             for n in range(1, min(MAX_WORDS, n_w - i) + 1):
                 keys = self._sym.get(tuple(stems[i:i + n]))
                 if not keys:
                     continue
-                written = max(self._written(k, surface[i:i + n]) for k in keys)
-                value = (written + best[i + n][0], n + best[i + n][1])
-                if value >= best[i]:                            # ties: the longer span
-                    best[i], choice[i] = value, n
+                w, c = max(self._weigh(k, surface[i:i + n], stems[i:i + n], relational) for k in keys)
+                value = (w + best[i + n][0], c + best[i + n][1])
+                if top is None or value >= top:                 # ties between spans: the longer
+                    top, pick = value, n
+            if top is not None and top > best[i + 1]:            # a tie with skipping: the later span
+                best[i], choice[i] = top, pick
+            else:
+                best[i], choice[i] = best[i + 1], 0
         out: list[tuple[str, int, int]] = []
         i = 0
         while i < n_w:
@@ -159,10 +166,17 @@ class SymbolMatcher:
                 i += 1
         return out
 
-    def _written(self, key: str, ws: list[str]) -> int:
-        """Content words of ``ws`` equal to the words of ``key`` (or its label) in their place."""
-        return max((sum(1 for a, b in zip(ws, form) if a == b and a not in self._stop)
-                    for form in self._forms.get(key, ()) if len(form) == len(ws)), default=0)
+    def _weigh(self, key: str, ws: list[str], stems: list[str], relational: frozenset[str]) -> tuple[int, int]:
+        """(content words of ``ws`` written as in ``key`` or its label, content words less those
+        written otherwise whose stem is relational), the best over the key's written forms."""
+        content = [j for j, w in enumerate(ws) if w not in self._stop]
+        out = (0, len(content) - sum(1 for j in content if stems[j] in relational))
+        for form in self._forms.get(key, ()):
+            if len(form) == len(ws):
+                same = [j for j in content if ws[j] == form[j]]
+                other = sum(1 for j in content if ws[j] != form[j] and stems[j] in relational)
+                out = max(out, (len(same), len(content) - other))
+        return out
 
     def _add(self, table: dict, ws: list[str], key: str) -> None:
         if not ws or len(ws) > MAX_WORDS:

@@ -145,6 +145,7 @@ class QuestionReader:
             rel = rel.lstrip("^")
             if rel in known:
                 self._add(phrase, _Rel(rel, flipped, "phrase"))
+        self._relational = frozenset(w for phrase in self._content for w in phrase)
 
     def _canon(self, ws: list[str]) -> list[str]:
         return [self.matcher.stem(_LEMMA.get(w, w)) for w in ws]
@@ -165,7 +166,7 @@ class QuestionReader:
         on the words left over."""
         ws = words(text)
         stems = self._canon(ws)
-        syms = self.matcher.symbol_spans([self.matcher.stem(w) for w in ws], ws)
+        syms = self.matcher.symbol_spans([self.matcher.stem(w) for w in ws], ws, self._relational)
         owner: dict[int, int] = {}            # word index -> index of the symbol span holding it
         for n, (_, start, end) in enumerate(syms):
             for i in range(start, end):

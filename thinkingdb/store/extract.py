@@ -1,12 +1,13 @@
 """Free-text fact extraction: split text into sentences, find one relation phrase per sentence, and
 return the subject and object around it as a fact, with the sentence and its character span.
 
-The phrases are those of SPEC §3 — uses, provides, depends on, is part of (and the part-whole
-phrases contains / consists of / is composed of / comprises / has part, read the other way), is a/an
-instance of, is a/an, is relevant for / helps with / is useful for, supports / enables, mentions, is
-about, causes / triggered / leads to — in their singular, plural and past forms, a few passives that flip the
-direction (``is used by``, ``is caused by``), plus any user-defined ``phrase -> relation`` mapping
-(a relation written ``^r`` flips the direction). What extraction deliberately refuses:
+The phrases are those of SPEC §3 — uses, provides, depends on, is part of (with makes up / is
+included in, and the part-whole phrases contains / consists of / is composed of / comprises /
+includes / has part, read the other way), is a/an instance of, is a/an, is relevant for / helps
+with / is useful for, supports / enables, mentions, is about, causes / triggered / leads to — in
+their singular, plural and past forms, a few passives that flip the direction (``is used by``,
+``is caused by``), plus any user-defined ``phrase -> relation`` mapping (a relation written ``^r``
+flips the direction). What extraction deliberately refuses:
 
 * questions, negated sentences (``does not use``, ``never causes``) and sentences with no phrase;
 * subjects that are bare pronouns (``It uses Lark.``) — there is nothing to resolve them against;
@@ -38,10 +39,12 @@ DEFAULT_PHRASES: dict[str, str] = {
     **dict.fromkeys(["is part of", "are part of", "was part of", "were part of", "is a part of",
                      "is an integral part of", "forms part of", "belongs to", "belong to",
                      "is a component of", "are components of", "is contained in", "are contained in",
-                     "was contained in", "were contained in"], "part_of"),
+                     "was contained in", "were contained in", "is included in", "are included in",
+                     "makes up", "make up", "made up"], "part_of"),
     **dict.fromkeys(["contains", "contain", "contained", "consists of", "consist of", "is composed of",
                      "are composed of", "is made up of", "are made up of", "comprises", "comprise",
-                     "has part", "have part", "has parts", "have parts"], "^part_of"),
+                     "includes", "include", "included", "has part", "have part", "has parts",
+                     "have parts"], "^part_of"),
     **dict.fromkeys(["is an instance of", "is a instance of", "are instances of", "is an example of",
                      "is a kind of", "is a type of"], "instance_of"),
     **dict.fromkeys(["is a", "is an", "was a", "was an"], "is_a"),
