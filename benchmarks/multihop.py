@@ -47,7 +47,8 @@ and symbol spans weighed relation words; never tuned on). Per profile and kind t
 interleaved question by question, so machine noise hits every row alike; the machine is shared, so
 latencies are noisy. ``--misses N`` prints N kb-thinkingdb misses with what the trace says.
 ``--cranfield`` also runs the 225 Cranfield queries (no facts) through kb-thinkingdb and the same
-profile without expansion: the closure lane must stay silent (same units, same scores).
+profile without expansion: the closure lane must stay silent (same units, same scores). Measured
+figures: docs/multihop.md.
 """
 
 from __future__ import annotations
