@@ -336,6 +336,8 @@ class KnowledgeBase:
     def _labelled(self, result):
         """The result with each answer's display labels beside its keys (``answer.labels``)."""
         from dataclasses import replace
+        if hasattr(result.answers, "with_labels"):   # an answer set held as arrays: labels fetched when read
+            return replace(result, answers=result.answers.with_labels(self.store.labels_of))
         keys = {k for a in result.answers for k in a.bindings.values()}
         if not keys:
             return result

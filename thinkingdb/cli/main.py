@@ -117,8 +117,12 @@ def cmd_query(args) -> int:
             out = sys.stdout
             if not args.no_header:
                 out.write("\t".join(variables + ["score"]) + "\n")
-            for a in result.answers:
-                out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
+            bulk = result.answers
+            if hasattr(bulk, "keys") and variables == [bulk.var]:   # held as arrays: no Answer made
+                out.writelines(f"{k}\t{sc!r}\n" for k, sc in zip(bulk.keys(), bulk.scores.tolist()))
+            else:
+                for a in result.answers:
+                    out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
         else:
             for a in result.answers:
                 if variables:

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from .answers import Answer, _conjoin, _proofs_builder
 from .closure import closure
 from ..errors import QueryError
 from .graph import FactGraph
@@ -49,34 +50,6 @@ def noisy_or(scores: Iterable[float]) -> float:
     for s in scores:
         miss *= 1.0 - s
     return 1.0 - miss
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One answer: ``bindings`` (variable name → symbol key), ``score``, and ``proof`` — a
-    :class:`Proof`, or with ``aggregate="noisy-or"`` a tuple of the proofs combined. The proof is
-    built when first read."""
-
-    bindings: dict[str, str]
-    score: float
-    _make: Callable[[], Proof | tuple[Proof, ...]] = field(repr=False, compare=False)
-    labels: dict[str, str] = field(default_factory=dict, compare=False)  # variable name -> display label
-
-    @property
-    def proof(self) -> Proof | tuple[Proof, ...]:
-        cached = self.__dict__.get("_proof")
-        if cached is None:
-            cached = self._make()
-            object.__setattr__(self, "_proof", cached)
-        return cached
-
-    def to_json(self) -> dict:
-        p = self.proof
-        out = {"bindings": dict(self.bindings), "score": self.score,
-               "proof": [x.to_json() for x in p] if isinstance(p, tuple) else p.to_json()}
-        if self.labels:
-            out["labels"] = dict(self.labels)
-        return out
 
 
 @dataclass(frozen=True)
@@ -136,6 +109,13 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
+    from .bulk import bulk_answers   # one pattern, one constant end: the answer set as arrays
+    bulk = bulk_answers(view, query, limits, deadline, aggregate)
+    if bulk is not None:
+        answers, truncated = bulk
+        more = max_answers is not None and len(answers) > max_answers
+        return QueryResult(answers[:max_answers] if more else answers, truncated, (answers.var,), more,
+                           getattr(view, "stats", None))
     truncated = view.truncated
     ids = view.ids
     walks = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in query.patterns]
@@ -249,21 +229,6 @@ def _all_starts(view, path: Path) -> list[int]:
 
 def _reversed(steps):
     return lambda: steps()[::-1]
-
-
-def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: int):
-    def build() -> list[Proof]:
-        keys = steps()
-        if isinstance(path, PathRel) and len(keys) == 1:
-            return view.evidence(keys[0], k) if k > 1 else view.fact_proofs(keys[0], 1)
-        return [path_proof(view, path, s, o, score, keys)]
-    return build
-
-
-def _conjoin(proofs: list[Proof], score: float) -> Proof:
-    if len(proofs) == 1:
-        return proofs[0]
-    return Proof(None, score, max(p.depth for p in proofs), "query", None, 1.0, tuple(proofs))
 
 
 def _combine(builders, k: int) -> list[Proof]:

@@ -16,13 +16,12 @@ and ``max_nodes`` the symbols they hold; over either, the general goal-directed 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..model import Limits, PathInv, PathRel, Var
 from .proofs import Proof
 from .results import FactView
+from .bfs import Search
 from .transitive import _Closed, fast_path_plan
 
 _ONES: dict[tuple[int, int, int], tuple[object, bool]] = {}   # (id(graph), version, relation) -> (index, all 1?)
@@ -58,93 +57,84 @@ class _Lazy(_Closed):
         self.all_ones = self.w == 1.0 and all(w == 1.0 for _, w, _ in sources) and all(
             _all_one(g, s) for s, _, _ in sources)
         self._walks: dict[int, dict[int, int]] = {}
-        self._fwd: dict[int, set[int]] = {}
-        self._bwd: dict[int, set[int]] = {}
+        self._fwd: dict[int, np.ndarray] = {}      # source -> sorted ids it reaches
+        self._bwd: dict[int, np.ndarray] = {}      # target -> sorted ids that reach it
+        self._searches: dict[int, Search] = {}     # source -> layered search with predecessors
+        self._asked: set[int] = set()              # targets `has` was asked about
         self._full: _Closed | None = None
         self.timed_out = False
         self.computed = 0
 
-    def _bfs(self, u: int, forward: bool) -> set[int]:
-        index = [self.g._out[b] if forward else self.g._in[b] for b in self.bases]
-        if index and all(hasattr(ix, "_ptr") and not ix._full for ix in index):
-            return self._bfs_csr(u, index)
-        seen: set[int] = set()
-        frontier = [u]
-        n = 0
-        while frontier:
-            nxt = []
-            for x in frontier:
-                for idx in index:
-                    row = idx.get(x)
-                    if row:
-                        for y in row:
-                            if y not in seen:
-                                seen.add(y)
-                                nxt.append(y)
-            n += len(frontier)
-            if self.deadline is not None and n > 4096 and time.perf_counter() > self.deadline:
-                self.timed_out = True
-                break
-            frontier = nxt
-        self.computed += len(seen)
-        return seen
+    def _search(self, u: int, forward: bool, preds: bool) -> Search:
+        return Search(self.g, self.bases, u, forward=forward, preds=preds, deadline=self.deadline)
 
-    def _bfs_csr(self, u: int, index) -> set[int]:
-        """The same search over a memory-mapped graph's CSR arrays, a layer at a time in numpy
-        (rows are never decoded into dicts)."""
-        n = max(max(ix._n_sym for ix in index), u + 1)
-        seen = np.zeros(n, dtype=bool)
-        frontier = np.array([u], dtype=np.int64)
-        while len(frontier):
-            parts = []
-            for ix in index:
-                keys, ptr, vals = ix._keys, ix._ptr, ix._vals
-                if not len(keys):
-                    continue
-                i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)
-                i = i[keys[i] == frontier]
-                lo, cnt = ptr[i].astype(np.int64), (ptr[i + 1] - ptr[i]).astype(np.int64)
-                total = int(cnt.sum())
-                if total:
-                    parts.append(vals[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)])
-            if not parts:
-                break
-            cand = np.unique(np.concatenate(parts))
-            cand = cand[~seen[cand]]
-            seen[cand] = True
-            frontier = cand
-            if self.deadline is not None and time.perf_counter() > self.deadline:
-                self.timed_out = True
-                break
-        out = set(np.flatnonzero(seen).tolist())
+    def _finish(self, s: Search) -> np.ndarray:
+        out = s.run()
+        self.timed_out = self.timed_out or s.timed_out
         self.computed += len(out)
         return out
 
-    def reach_set(self, u: int) -> set[int]:
+    def reach_array(self, u: int) -> np.ndarray:
+        """The symbols ``u`` reaches, ascending ids (one breadth-first search, cached)."""
         got = self._fwd.get(u)
         if got is None:
-            got = self._fwd[u] = self._bfs(u, True)
+            s = self._searches.get(u)
+            got = self._fwd[u] = self._finish(s if s is not None else self._search(u, True, False))
         return got
 
-    def reach(self, u: int):
-        return sorted(self.reach_set(u))
-
-    def has(self, u: int, v: int) -> bool:
-        """Is ``v`` reachable from ``u``? From whichever search is cached, else from the reverse
-        search of ``v`` (in a conjunction ``?x R c`` the constant end is the one that repeats)."""
-        fwd = self._fwd.get(u)
-        if fwd is not None:
-            return v in fwd
-        bwd = self._bwd.get(v)
-        if bwd is None:
-            bwd = self._bwd[v] = self._bfs(v, False)
-        return u in bwd
-
-    def reverse(self, v: int) -> list[int]:
+    def reverse_array(self, v: int) -> np.ndarray:
+        """The symbols that reach ``v``, ascending ids (cached)."""
         got = self._bwd.get(v)
         if got is None:
-            got = self._bwd[v] = self._bfs(v, False)
-        return sorted(got)
+            got = self._bwd[v] = self._finish(self._search(v, False, False))
+        return got
+
+    def reach(self, u: int) -> list[int]:
+        return self.reach_array(u).tolist()
+
+    def reverse(self, v: int) -> list[int]:
+        return self.reverse_array(v).tolist()
+
+    def has(self, u: int, v: int) -> bool:
+        """Is ``v`` reachable from ``u``? From whichever search is cached; the first time ``v`` is
+        asked about, a search from ``u`` that stops at the layer ``v`` appears in; after that, the
+        reverse search of ``v`` (in a conjunction ``?x R c`` the constant end is the one that repeats)."""
+        for got, x in ((self._fwd.get(u), v), (self._bwd.get(v), u)):
+            if got is not None:
+                return _member(got, x)
+        if v in self._asked:
+            return _member(self.reverse_array(v), u)
+        self._asked.add(v)
+        s = self._walk_search(u)
+        found = s.until(v)
+        self.timed_out = self.timed_out or s.timed_out
+        if s.done and not s.timed_out:
+            self._fwd[u] = s.reached()
+        return found
+
+    def _walk_search(self, u: int) -> Search:
+        s = self._searches.get(u)
+        if s is None:
+            if len(self._searches) > 64:
+                self._searches.clear()
+            s = self._searches[u] = self._search(u, True, True)
+        return s
+
+    def walk(self, x: int, y: int, rank) -> list[int]:
+        """The best walk ``x … y``: when every step scores 1, the layered search's (fewest steps, then
+        the smallest predecessor, layer by layer, stopping at ``y``'s layer); else the best-first one."""
+        if not self.all_ones:
+            return super().walk(x, y, rank)
+        s = self._walk_search(x)
+        s.until(y)
+        return s.path(y)
+
+    def touched(self) -> np.ndarray:
+        """Every symbol a search of this relation has reached or started from."""
+        parts = [np.fromiter(list(self._fwd) + list(self._bwd) + list(self._searches), dtype=np.int64)]
+        parts += list(self._fwd.values()) + list(self._bwd.values())
+        parts += [s.reached() for s in self._searches.values()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
     def full(self) -> _Closed:
         """The whole closure (SCCs), for questions with both ends free."""
@@ -155,6 +145,11 @@ class _Lazy(_Closed):
             self._full = _Closed(self.g, self.ids, self.r, trule, self.sources, self.rules, None, stop)
             self.timed_out = self.timed_out or stop.hit
         return self._full
+
+
+def _member(arr: np.ndarray, x: int) -> bool:
+    i = int(np.searchsorted(arr, x))
+    return i < len(arr) and int(arr[i]) == x
 
 
 class SingleSourceResult(FactView):
@@ -178,8 +173,8 @@ class SingleSourceResult(FactView):
 
     @property
     def nodes(self) -> int:
-        return len({x for c in self._rels.values() for d in (c._fwd, c._bwd) for k, v in d.items()
-                    for x in (k, *v)})
+        arrs = [c.touched() for c in self._rels.values()]
+        return len(np.unique(np.concatenate(arrs))) if arrs else 0
 
     @property
     def derived(self):
@@ -188,7 +183,26 @@ class SingleSourceResult(FactView):
 
     @property
     def derived_count(self) -> int:
-        return sum(1 for _ in self.derived_keys())
+        n = self.bulk_count()
+        return sum(1 for _ in self.derived_keys()) if n is None else n
+
+    def bulk_count(self) -> int | None:
+        """The number of derived facts one goal pattern with a constant end asks for, counted over
+        its reach array (None: several patterns or no constant end; count ``derived_keys``)."""
+        specs = {(r, sid, oid) for r, _c, sid, oid in _goal_specs(self)}
+        if len(specs) != 1:
+            return 0 if not specs else None
+        (r, sid, oid), = specs
+        c, g = self._rels[r], self.g
+        if sid is not None and oid is not None:
+            return int(c.has(sid, oid) and self.asserted((sid, r, oid)) is None)
+        if sid is None and oid is None:
+            return None
+        arr = c.reach_array(sid) if oid is None else c.reverse_array(oid)
+        index = (g._out if oid is None else g._in)[r] if r < len(g._out) else {}
+        row = index.get(sid if oid is None else oid)
+        mine = np.fromiter(row, dtype=np.int64, count=len(row)) if row else np.zeros(0, np.int64)
+        return len(arr) - int(np.isin(mine, arr).sum())
 
     def closed_ones(self, r: int) -> bool:
         """True when every fact of ``r`` scores 1 (then ``r+`` from a source is its reach set)."""
@@ -253,7 +267,9 @@ class SingleSourceResult(FactView):
         return sorted(set(super().objects(r)) | extra)
 
 
-def _goal_keys(res: SingleSourceResult):
+def _goal_specs(res: SingleSourceResult):
+    """``(relation, reach, subject or None, object or None)`` per goal pattern over a closed
+    relation; a pattern whose constant the graph does not hold asks for nothing."""
     ids = res.ids
     for q in res._goals:
         for p in q.patterns:
@@ -269,13 +285,23 @@ def _goal_keys(res: SingleSourceResult):
             s, o = (p.subject, p.object) if fwd else (p.object, p.subject)
             sid = None if isinstance(s, Var) else ids.find_sym(s)
             oid = None if isinstance(o, Var) else ids.find_sym(o)
-            if sid is not None:
-                yield from ((sid, r, v) for v in c.reach(sid) if oid is None or v == oid)
-            elif oid is not None:
-                yield from ((u, r, oid) for u in c.reverse(oid))
-            else:
-                full = c.full()
-                yield from ((u, r, v) for u in full.sources_of().tolist() for v in full.reach(u))
+            if (sid is None and not isinstance(s, Var)) or (oid is None and not isinstance(o, Var)):
+                continue
+            yield r, c, sid, oid
+
+
+def _goal_keys(res: SingleSourceResult):
+    for r, c, sid, oid in _goal_specs(res):
+        if sid is not None and oid is not None:
+            if c.has(sid, oid):
+                yield sid, r, oid
+        elif sid is not None:
+            yield from ((sid, r, v) for v in c.reach(sid))
+        elif oid is not None:
+            yield from ((u, r, oid) for u in c.reverse(oid))
+        else:
+            full = c.full()
+            yield from ((u, r, v) for u in full.sources_of().tolist() for v in full.reach(u))
 
 
 def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline) -> SingleSourceResult | None:
@@ -304,11 +330,15 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
         rels[r] = _Lazy(g, ids, r, rules[t_idx], src, rules, deadline)
     res = SingleSourceResult(g, ids, rules, rels, goals)
     if limits.max_derived is not None or limits.max_nodes is not None:
-        n = 0
-        for _ in res.derived_keys():
-            n += 1
-            if limits.max_derived is not None and n > limits.max_derived:
-                return None
+        n = res.bulk_count()
+        if n is None:
+            n = 0
+            for _ in res.derived_keys():
+                n += 1
+                if limits.max_derived is not None and n > limits.max_derived:
+                    return None
+        if limits.max_derived is not None and n > limits.max_derived:
+            return None
         if limits.max_nodes is not None and res.nodes > limits.max_nodes:
             return None
     return res

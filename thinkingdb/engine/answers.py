@@ -1,0 +1,56 @@
+"""One answer of a query and how its proof is built on first read (shared by
+:mod:`thinkingdb.engine.query`, :mod:`thinkingdb.engine.stream` and :mod:`thinkingdb.engine.bulk`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..model import Path, PathRel
+from .paths import path_proof
+from .proofs import Proof
+
+__all__ = ["Answer"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer: ``bindings`` (variable name → symbol key), ``score``, and ``proof`` — a
+    :class:`Proof`, or with ``aggregate="noisy-or"`` a tuple of the proofs combined. The proof is
+    built when first read."""
+
+    bindings: dict[str, str]
+    score: float
+    _make: Callable[[], Proof | tuple[Proof, ...]] = field(repr=False, compare=False)
+    labels: dict[str, str] = field(default_factory=dict, compare=False)  # variable name -> display label
+
+    @property
+    def proof(self) -> Proof | tuple[Proof, ...]:
+        cached = self.__dict__.get("_proof")
+        if cached is None:
+            cached = self._make()
+            object.__setattr__(self, "_proof", cached)
+        return cached
+
+    def to_json(self) -> dict:
+        p = self.proof
+        out = {"bindings": dict(self.bindings), "score": self.score,
+               "proof": [x.to_json() for x in p] if isinstance(p, tuple) else p.to_json()}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
+
+
+def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: int):
+    def build() -> list[Proof]:
+        keys = steps()
+        if isinstance(path, PathRel) and len(keys) == 1:
+            return view.evidence(keys[0], k) if k > 1 else view.fact_proofs(keys[0], 1)
+        return [path_proof(view, path, s, o, score, keys)]
+    return build
+
+
+def _conjoin(proofs: list[Proof], score: float) -> Proof:
+    if len(proofs) == 1:
+        return proofs[0]
+    return Proof(None, score, max(p.depth for p in proofs), "query", None, 1.0, tuple(proofs))

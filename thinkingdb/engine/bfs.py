@@ -1,0 +1,145 @@
+"""Breadth-first search from one symbol, a layer at a time in numpy.
+
+A :class:`Search` walks some relations of a :class:`~thinkingdb.engine.graph.FactGraph` in one
+direction from one symbol. Each layer is one vectorized step: over a memory-mapped graph the rows
+of the frontier are gathered from the graph file's CSR arrays (no row decoded into a dict); over an
+in-memory graph from its dicts. It records each symbol's layer (the fewest steps, at least one, that
+reach it) and, when asked, its *predecessor*: the canonically smallest symbol of the layer before
+with an edge to it. That is the walk the best-first searches of the engine choose when every step
+scores 1 (highest product, then fewest steps, then the smallest predecessor), so a proof is one
+search, not a priority queue over the whole region. The search can stop at the layer where a
+target first appears (``until``), which is all ``why`` needs.
+
+>>> from thinkingdb.engine.graph import FactGraph
+>>> from thinkingdb.model import Fact
+>>> g = FactGraph([Fact("a", "r", "b"), Fact("a", "r", "c"), Fact("b", "r", "d"), Fact("c", "r", "d")])
+>>> sid = g._sym.__getitem__
+>>> s = Search(g, [g.relation_id("r")], sid("a"), forward=True, preds=True)
+>>> s.until(sid("d")), [g._syms[x] for x in s.path(sid("d"))]     # d found in layer 2, through b
+(True, ['a', 'b', 'd'])
+>>> sorted(g._syms[x] for x in s.run())
+['b', 'c', 'd']
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["Search", "rank_array"]
+
+
+def rank_array(g) -> np.ndarray | None:
+    """Canonical rank per symbol id of ``g`` as an array; None when ids are ranks (a mapped graph)."""
+    if g.is_mapped:
+        return None
+    return np.asarray(g.ranks()[0], dtype=np.int64)
+
+
+class Search:
+    """Breadth-first search from ``src`` over the relations ``bases`` (ids), following facts from
+    subject to object (``forward``) or back. ``preds=True`` records predecessors (for walks)."""
+
+    def __init__(self, g, bases, src: int, *, forward: bool = True, preds: bool = False,
+                 deadline: float | None = None) -> None:
+        n_rel = len(g._out)
+        self.indexes = [(g._out if forward else g._in)[b] for b in bases if 0 <= b < n_rel]
+        self.n = n = len(g._syms)
+        self.src, self.deadline = src, deadline
+        self.dist = np.full(n, -1, dtype=np.int32)   # layer of first arrival (>= 1); -1: not reached
+        self.pred = np.full(n, -1, dtype=np.int32) if preds else None
+        self.rank = rank_array(g) if preds else None
+        self.frontier = np.array([src], dtype=np.int64) if 0 <= src < n else np.zeros(0, np.int64)
+        self.layer = 0
+        self.count = 0          # symbols reached so far
+        self.done = not len(self.frontier)
+        self.timed_out = False
+
+    def _edges(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every ``(u, v)`` edge out of the frontier (``u`` only when predecessors are kept)."""
+        us, vs = [], []
+        want_u = self.pred is not None
+        for ix in self.indexes:
+            if hasattr(ix, "_ptr") and not ix._full:   # a mapped relation: its CSR arrays
+                keys, ptr, vals = ix._keys, ix._ptr, ix._vals
+                if not len(keys):
+                    continue
+                i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)
+                hit = keys[i] == frontier
+                i = i[hit]
+                lo = ptr[i].astype(np.int64)
+                cnt = ptr[i + 1].astype(np.int64) - lo
+                total = int(cnt.sum())
+                if not total:
+                    continue
+                vs.append(vals[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)].astype(np.int64))
+                if want_u:
+                    us.append(np.repeat(frontier[hit], cnt))
+            else:
+                get = ix.get
+                for u in frontier.tolist():
+                    row = get(u)
+                    if row:
+                        vs.append(np.fromiter(row, dtype=np.int64, count=len(row)))
+                        if want_u:
+                            us.append(np.full(len(row), u, dtype=np.int64))
+        if not vs:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return (np.concatenate(us) if want_u else None), np.concatenate(vs)
+
+    def step(self) -> np.ndarray:
+        """Expand one layer; the symbols it reached for the first time (ascending ids)."""
+        if self.done:
+            return np.zeros(0, np.int64)
+        u, v = self._edges(self.frontier)
+        if self.pred is None:
+            new = np.unique(v)
+            new = new[self.dist[new] < 0]
+        else:
+            fresh = self.dist[v] < 0
+            u, v = u[fresh], v[fresh]
+            ru = u if self.rank is None else self.rank[u]
+            order = np.lexsort((ru, v))
+            v, u = v[order], u[order]
+            first = np.ones(len(v), dtype=bool)
+            first[1:] = v[1:] != v[:-1]
+            new = v[first]
+            self.pred[new] = u[first]
+        self.layer += 1
+        self.dist[new] = self.layer
+        self.count += len(new)
+        self.frontier = new
+        if not len(new):
+            self.done = True
+        elif self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = self.done = True
+        return new
+
+    def until(self, target: int) -> bool:
+        """Search until ``target`` is reached (True) or nothing more is (False)."""
+        if not 0 <= target < self.n:
+            self.run()
+            return False
+        while self.dist[target] < 0 and not self.done:
+            self.step()
+        return bool(self.dist[target] >= 0)
+
+    def run(self) -> np.ndarray:
+        """Search to the end; every symbol reached, ascending ids."""
+        while not self.done:
+            self.step()
+        return self.reached()
+
+    def reached(self) -> np.ndarray:
+        return np.flatnonzero(self.dist >= 0)
+
+    def path(self, target: int) -> list[int]:
+        """The walk ``src … target`` through the recorded predecessors (``target`` reached)."""
+        out = [target]
+        while True:
+            p = int(self.pred[out[-1]])
+            out.append(p)
+            if p == self.src or len(out) > self.n + 1:
+                break
+        return out[::-1]

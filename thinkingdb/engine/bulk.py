@@ -1,0 +1,235 @@
+"""Whole answer sets of a one-pattern question, as arrays (issue 20).
+
+``? n5 depends_on ?x.`` under a transitive declaration, or ``? n5 depends_on+ ?x.``, can have
+hundreds of thousands of answers: every symbol ``n5`` reaches, each scoring 1 when every step scores
+1. :func:`bulk_answers` computes such an answer set as one breadth-first search over the graph's
+arrays (:mod:`thinkingdb.engine.bfs`), sorts it by score then key in numpy, and hands back a
+:class:`BulkAnswers` sequence that makes each :class:`~thinkingdb.engine.answers.Answer` only when
+it is read — its proof only when that is read. Answers, scores, proofs, their order and
+``truncated`` are exactly those of the general evaluator (:func:`thinkingdb.engine.query.evaluate`,
+tested against it).
+
+It applies to one pattern with one constant end and a variable at the other, ``aggregate="best"``,
+and a path that is one relation ``R`` (maybe inverted, maybe ``+`` / ``*``) when
+
+* ``R`` is closed by the single-source transitive path (:mod:`thinkingdb.engine.reach`) and every
+  step of it scores 1: the answers of ``R``, ``R+`` and ``R*`` are its reach set; or
+* no rule derives ``R``, every ``R`` fact has confidence 1 and there is no node bound: ``R+`` and
+  ``R*`` are a breadth-first search over the asserted facts.
+
+Anything else returns None and the general evaluator runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Callable
+
+import numpy as np
+
+from ..model import Limits, PathRel, Query, Var
+from .answers import Answer, _proofs_builder
+from .bfs import Search, rank_array
+from .paths import PathWalk, _simple, invert
+from .reach import _all_one
+from .results import GraphView
+
+__all__ = ["BulkAnswers", "bulk_answers"]
+
+
+class _LabelSource:
+    """Display labels of a bulk answer set, fetched for all its keys at once on first use."""
+
+    def __init__(self, fetch: Callable[[list[str]], dict[str, str]], keys: Callable[[], list[str]]) -> None:
+        self._fetch, self._keys = fetch, keys
+        self._got: dict[str, str] | None = None
+
+    def get(self, key: str) -> str:
+        if self._got is None:
+            self._got = self._fetch(sorted(set(self._keys())))
+        return self._got.get(key, key)
+
+
+class _Labels(Mapping):
+    """One answer's ``variable -> label`` mapping, read from a shared :class:`_LabelSource`."""
+
+    __slots__ = ("_var", "_key", "_src")
+
+    def __init__(self, var: str, key: str, src: _LabelSource) -> None:
+        self._var, self._key, self._src = var, key, src
+
+    def __getitem__(self, name: str) -> str:
+        if name != self._var:
+            raise KeyError(name)
+        return self._src.get(self._key)
+
+    def __iter__(self):
+        return iter((self._var,))
+
+    def __len__(self) -> int:
+        return 1
+
+
+class BulkAnswers(Sequence):
+    """Answers of one variable held as arrays: ``ends`` (symbol ids) and ``scores``, in answer order.
+    Indexing or iterating makes :class:`~thinkingdb.engine.answers.Answer` values on the fly."""
+
+    def __init__(self, ids, var: str, ends: np.ndarray, scores: np.ndarray,
+                 proofs: Callable[[int], Callable[[], list]], labels: _LabelSource | None = None) -> None:
+        self.ids, self.var, self.ends, self.scores = ids, var, ends, scores
+        self._proofs, self._labels = proofs, labels
+        self._keys: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def keys(self) -> list[str]:
+        """The bound symbol keys in answer order, decoded at once."""
+        if self._keys is None:
+            syms = self.ids.g._syms
+            off, blob = getattr(syms, "_off", None), getattr(syms, "_blob", None)
+            ends = self.ends.tolist()
+            if off is not None and getattr(syms, "_all", None) is None:   # a mapped graph's symbol blob
+                lo, hi = off[self.ends].tolist(), off[self.ends + 1].tolist()
+                if ends:
+                    a, b = min(lo), max(hi)
+                    text = blob[a:b].tobytes()
+                    self._keys = [text[x - a:y - a].decode("utf-8") for x, y in zip(lo, hi)]
+                else:
+                    self._keys = []
+            else:
+                key = self.ids.sym_key
+                self._keys = [key(e) for e in ends]
+        return self._keys
+
+    def _answer(self, i: int) -> Answer:
+        key = self.keys()[i]
+        end, score = int(self.ends[i]), float(self.scores[i])
+        build = self._proofs(end)
+        labels = {} if self._labels is None else _Labels(self.var, key, self._labels)
+        return Answer({self.var: key}, score, lambda: build()[0], labels)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            keys = self.keys()[i]
+            out = BulkAnswers(self.ids, self.var, self.ends[i], self.scores[i], self._proofs, self._labels)
+            out._keys = keys
+            return out
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._answer(i)
+
+    def __iter__(self):
+        keys = self.keys()
+        for i in range(len(keys)):
+            yield self._answer(i)
+
+    def with_labels(self, fetch: Callable[[list[str]], dict[str, str]]) -> "BulkAnswers":
+        """The same answers carrying display labels, fetched (all at once) when one is first read."""
+        out = BulkAnswers(self.ids, self.var, self.ends, self.scores, self._proofs, _LabelSource(fetch, self.keys))
+        out._keys = self._keys
+        return out
+
+
+def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,
+                 aggregate: str) -> tuple[BulkAnswers, str | None] | None:
+    """The answers of ``query`` over ``view`` as a :class:`BulkAnswers` and the bound that cut them
+    (see the module docstring), or None when this shape is not one it answers exactly.
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> from thinkingdb.engine.results import GraphView
+    >>> from thinkingdb.model import Fact, PathRepeat, QueryPattern
+    >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a")])
+    >>> q = Query((QueryPattern("a", PathRepeat(PathRel("r"), 1, None), Var("x")),))
+    >>> answers, truncated = bulk_answers(GraphView(g), q, Limits(), None, "best")
+    >>> [(a.bindings["x"], a.score) for a in answers], truncated
+    ([('a', 1.0), ('b', 1.0), ('c', 1.0)], None)
+    >>> [str(p.conclusion) for p in answers[2].proof.premises]      # a r b, b r c: the shortest walk
+    ['a r b', 'b r c']
+    """
+    if aggregate != "best" or len(query.patterns) != 1:
+        return None
+    pat = query.patterns[0]
+    simple = _simple(pat.path)
+    s_var, o_var = isinstance(pat.subject, Var), isinstance(pat.object, Var)
+    if simple is None or s_var == o_var:
+        return None
+    rel, fwd, lo, hi = simple
+    if not (lo == hi == 1 or (lo in (0, 1) and hi is None)):
+        return None
+    ids = view.ids
+    const = ids.find_sym(pat.object if s_var else pat.subject)
+    r = ids.find_rel(rel)
+    if const is None or r is None or const >= len(view.g._syms):
+        return None
+    forward = fwd == o_var        # walk from the constant end: subject → object unless inverted
+    var = (pat.subject if s_var else pat.object).name
+    closed = getattr(view, "_rels", {}).get(r) if hasattr(view, "closed_ones") else None
+    if closed is not None and hasattr(closed, "reach_array") and closed.all_ones:
+        ends = closed.reach_array(const) if forward else closed.reverse_array(const)
+        walked = False
+    elif type(view) is GraphView and hi is None and limits.max_nodes is None and _all_one(view.g, r):
+        search = Search(view.g, [r], const, forward=forward, deadline=deadline)
+        ends = search.run()
+        walked = True
+        if search.timed_out:
+            return _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, "time")
+    else:
+        return None
+    truncated = view.truncated
+    n = len(ends) + (1 if lo == 0 and not _has(ends, const) else 0)
+    if hi is None:     # the closed walk ticks once over its answers
+        truncated = truncated or _tick(n, limits, deadline)
+    elif len(ends) - int(_has(ends, const)):   # one layer: ticks when it found a symbol other than the start
+        truncated = truncated or _tick(1 + len(ends) - int(_has(ends, const)), limits, deadline)
+    return _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated)
+
+
+def _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated):
+    if lo == 0 and not _has(ends, const):
+        ends = np.sort(np.append(ends, const))
+    rank = rank_array(view.g)
+    if rank is not None:
+        ends = ends[np.argsort(rank[ends], kind="stable")]
+    scores = np.ones(len(ends))
+    path = pat.path
+    walks: dict = {}
+
+    def proofs(end: int):
+        a, b = (const, end) if not isinstance(pat.subject, Var) else (end, const)
+        if lo == 0 and end == const:
+            steps = list
+        elif walked:   # the best-first walk, run once when a proof is read
+            steps = _walk_steps(view, pat, const, end, walks)
+        else:
+            key = (const, r, end) if forward else (end, r, const)
+            steps = (lambda key=key: [key])
+        return _proofs_builder(view, path, a, b, 1.0, steps, 1)
+    return BulkAnswers(ids, var, ends, scores, proofs), truncated
+
+
+def _walk_steps(view, pat, const: int, end: int, walks: dict):
+    def steps():
+        if "w" not in walks:
+            p = pat.path if not isinstance(pat.subject, Var) else invert(pat.path)
+            walks["w"] = PathWalk(view, p).run(const)
+        keys = walks["w"][end][1]()
+        return keys if not isinstance(pat.subject, Var) else keys[::-1]
+    return steps
+
+
+def _has(arr: np.ndarray, x: int) -> bool:
+    i = int(np.searchsorted(arr, x))
+    return i < len(arr) and int(arr[i]) == x
+
+
+def _tick(seen: int, limits: Limits, deadline: float | None) -> str | None:
+    if limits.max_nodes is not None and seen > limits.max_nodes:
+        return "nodes"
+    if deadline is not None and time.perf_counter() > deadline:
+        return "time"
+    return None
+
