@@ -426,10 +426,14 @@ class KnowledgeBase:
         v = self.view(caller, as_of)
         return [row for row in self.store.provenance(t) if row["unit_id"] is None or v.visible(row["unit_id"])]
 
-    def labels(self, *, caller=None, as_of=None) -> dict[str, str]:
-        """Display labels of the symbols ``caller`` may see."""
+    def labels(self, *, caller=None, as_of=None, keys=None) -> dict[str, str]:
+        """Display labels of the symbols ``caller`` may see (only of ``keys`` when given: the cost
+        then follows the keys, not the store)."""
         v = self.view(caller, as_of)
-        return v.labels
+        if keys is None:
+            return v.labels
+        g = v.graph
+        return {k: lab for k, lab in self.store.labels_of(set(keys)).items() if g.symbol_id(k) is not None}
 
     def stats(self) -> dict:
         self._check_open()

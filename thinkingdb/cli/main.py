@@ -105,7 +105,9 @@ def cmd_query(args) -> int:
                           max_answers=args.limit, **_who(args))
         q = kb.parse_query(args.query)
         variables = [v.name for v in q.variables()]
-        labels = kb.labels(**_who(args)) if args.format == "text" and not args.json else {}
+        keys = result.answers.keys() if hasattr(result.answers, "keys") else \
+            {k for a in result.answers for k in a.bindings.values()}
+        labels = kb.labels(keys=keys, **_who(args)) if args.format == "text" and not args.json else {}
         fmt = "json" if args.json else args.format
         if fmt == "json":
             payload = {"answers": [a.to_json() if hasattr(a, "to_json") else
@@ -119,7 +121,12 @@ def cmd_query(args) -> int:
                 out.write("\t".join(variables + ["score"]) + "\n")
             bulk = result.answers
             if hasattr(bulk, "keys") and variables == [bulk.var]:   # held as arrays: no Answer made
-                out.writelines(f"{k}\t{sc!r}\n" for k, sc in zip(bulk.keys(), bulk.scores.tolist()))
+                keys, scores = bulk.keys(), bulk.scores
+                if len(keys) and bool((scores == scores[0]).all()):   # one score: one join
+                    tail = f"\t{float(scores[0])!r}\n"
+                    out.write(tail.join(keys) + tail)
+                else:
+                    out.writelines(f"{k}\t{sc!r}\n" for k, sc in zip(keys, scores.tolist()))
             else:
                 for a in result.answers:
                     out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
@@ -194,6 +201,18 @@ def _why_not(args, kb, fact: str) -> int:
     return EXIT_NO_ANSWER if ans.holds else 0
 
 
+def _proof_keys(proof) -> set[str]:
+    """The symbol keys a proof shows (its conclusions' ends, alternatives included)."""
+    keys, todo = set(), [proof]
+    while todo:
+        p = todo.pop()
+        if p.conclusion is not None:
+            keys.update((p.conclusion.subject, p.conclusion.object))
+        todo.extend(p.premises)
+        todo.extend(p.alternatives)
+    return keys
+
+
 def cmd_why(args) -> int:
     with _open(args) as kb:
         for path in args.rules or ():
@@ -214,9 +233,9 @@ def cmd_why(args) -> int:
         if fmt == "json":
             sys.stdout.write(json.dumps({"proof": proof.to_json(), "provenance": prov}, ensure_ascii=False) + "\n")
         elif fmt == "dot":
-            sys.stdout.write(proof.to_dot(kb.labels(**_who(args))))
+            sys.stdout.write(proof.to_dot(kb.labels(keys=_proof_keys(proof), **_who(args))))
         else:
-            sys.stdout.write(proof.to_text(kb.labels(**_who(args))).rstrip("\n") + "\n")
+            sys.stdout.write(proof.to_text(kb.labels(keys=_proof_keys(proof), **_who(args))).rstrip("\n") + "\n")
             if args.sources:
                 for fact, rows in prov.items():
                     for row in rows:

@@ -94,8 +94,9 @@ class Search:
             return np.zeros(0, np.int64)
         u, v = self._edges(self.frontier)
         if self.pred is None:
-            new = np.unique(v)
-            new = new[self.dist[new] < 0]
+            new = np.sort(v[self.dist[v] < 0])     # (a sort: np.unique hashes, slower here)
+            if len(new):
+                new = new[np.concatenate(([True], new[1:] != new[:-1]))]
         else:
             fresh = self.dist[v] < 0
             u, v = u[fresh], v[fresh]

@@ -95,7 +95,11 @@ class BulkAnswers(Sequence):
                 if ends:
                     a, b = min(lo), max(hi)
                     text = blob[a:b].tobytes()
-                    self._keys = [text[x - a:y - a].decode("utf-8") for x, y in zip(lo, hi)]
+                    whole = text.decode("utf-8")
+                    if len(whole) == len(text):   # ASCII: byte offsets are character offsets
+                        self._keys = [whole[x - a:y - a] for x, y in zip(lo, hi)]
+                    else:
+                        self._keys = [text[x - a:y - a].decode("utf-8") for x, y in zip(lo, hi)]
                 else:
                     self._keys = []
             else:

@@ -130,11 +130,11 @@ class _Lazy(_Closed):
         return s.path(y)
 
     def touched(self) -> np.ndarray:
-        """Every symbol a search of this relation has reached or started from."""
+        """Every symbol a search of this relation has reached or started from (repeats possible)."""
         parts = [np.fromiter(list(self._fwd) + list(self._bwd) + list(self._searches), dtype=np.int64)]
         parts += list(self._fwd.values()) + list(self._bwd.values())
         parts += [s.reached() for s in self._searches.values()]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        return np.concatenate(parts)
 
     def full(self) -> _Closed:
         """The whole closure (SCCs), for questions with both ends free."""
@@ -173,8 +173,10 @@ class SingleSourceResult(FactView):
 
     @property
     def nodes(self) -> int:
-        arrs = [c.touched() for c in self._rels.values()]
-        return len(np.unique(np.concatenate(arrs))) if arrs else 0
+        seen = np.zeros(self.ids.n_syms, dtype=bool)
+        for c in self._rels.values():
+            seen[c.touched()] = True
+        return int(seen.sum())
 
     @property
     def derived(self):
