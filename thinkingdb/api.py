@@ -306,10 +306,14 @@ class KnowledgeBase:
         may use on ``as_of`` (default today): a :class:`~thinkingdb.retrieval.lanes.CallerView` with
         the visible fact graph, the rules and the visible-unit test (docs/access.md)."""
         from .retrieval.lanes import lanes_for
-        from .retrieval.pipeline import _caller
-        from .store.access import parse_date
+        from .store.access import Caller, parse_date
+        if caller is None:          # anonymous: the search pipeline need not be loaded
+            who = Caller()
+        else:
+            from .retrieval.pipeline import _caller
+            who = _caller(caller)
         lanes = lanes_for(self)
-        return lanes.caller_view(_caller(caller), parse_date(as_of))
+        return lanes.caller_view(who, parse_date(as_of))
 
     def parse_query(self, text: str) -> Query:
         return parse_query(text, self.store.vocabulary())

@@ -150,14 +150,13 @@ class Lanes:
     """Lane indexes and views of one knowledge base at one store generation."""
 
     def __init__(self, kb, state) -> None:
-        from lexical import Tokenizer
         self.kb = kb
         self.state = state
         self.generation = state.generation
         self.units = state.units
         self.by_id = {u.id: u for u in self.units}
         self.access = AccessTable(self.units)
-        self.tokenizer = Tokenizer()
+        self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
         self._ids_views: _LRU = _LRU()
@@ -170,6 +169,14 @@ class Lanes:
         self._topics: dict[str, list[str]] | None = None
         self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
+
+    @property
+    def tokenizer(self):
+        """The lanes' tokenizer (made on first use: a query never needs it)."""
+        if self._tokenizer is None:
+            from lexical import Tokenizer
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
 
     def _with_progress(self, label: str, items, total: int):
         """Yield ``items``, drawing a progress bar on stderr when it is a terminal (builds of 100k units
