@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from ..arith import run as run_constraints
-from ..model import Rule, Triple, Var, ground
+from ..model import Rule, Triple, Var, carries_score, ground
 
 __all__ = ["Proof", "check_proof"]
 
@@ -216,6 +216,8 @@ def check_proof(proof: Proof, rules: Iterable[Rule], asserted: Callable[[Triple]
         expected = node.weight if node.kind == "rule" else 1.0
         for p in node.premises:
             expected *= p.score
+        if node.kind == "rule" and node.rule in by_name and not carries_score(by_name[node.rule].head):
+            expected = 1.0   # a statement's role edge 2..: its score lives on role 1
         if not math.isclose(expected, node.score, rel_tol=rel_tol, abs_tol=1e-12):
             problems.append(f"{where}: score {node.score} != {expected}")
         if node.kind == "rule":

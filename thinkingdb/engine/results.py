@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Iterator
 
 from ..arith import run as run_constraints
-from ..model import Rule, Triple, Var, ground
+from ..model import Rule, Triple, Var, carries_score, ground
 from .graph import FactGraph
 from .proofs import Proof
 
@@ -258,7 +258,7 @@ class ClosureResult(FactView):
             mine.sort()
             for _, d, _, ri, pr in mine[:max(k - 1, 0)]:
                 premises = tuple(self._build(p, d - 1) for p in pr) + self._absent(ri, pr)
-                out.append(Proof.derived(self.ids.triple(key), self._names[ri], self._weights[ri], premises))
+                out.append(self._derived(self.ids.triple(key), ri, premises))
         return out[:k]
 
     def _absent(self, rule_idx: int, prems: tuple) -> tuple[Proof, ...]:
@@ -276,6 +276,13 @@ class ClosureResult(FactView):
         steps = run_constraints(rule.constraints, env) or [] if rule.constraints else []
         return tuple(Proof.absent(Triple(ground(a.subject, env), a.relation, ground(a.object, env)))
                      for a in rule.negated) + tuple(Proof.check(text) for text in steps)
+
+    def _derived(self, triple: Triple, rule_idx: int, premises: tuple) -> Proof:
+        """A rule node; a statement's role edge 2.. scores 1 (:func:`~thinkingdb.model.carries_score`)."""
+        p = Proof.derived(triple, self._names[rule_idx], self._weights[rule_idx], premises)
+        if carries_score(self.rules[rule_idx].head):
+            return p
+        return Proof(p.conclusion, 1.0, p.depth, p.kind, p.rule, p.weight, p.premises)
 
     def _canon(self, rule_idx, prems):
         return self._names[rule_idx], tuple(self.ids.key_rank(p) for p in prems)
@@ -325,7 +332,7 @@ class ClosureResult(FactView):
             if missing:
                 stack.extend(missing)
                 continue
-            memo[node] = Proof.derived(self.ids.triple(key), self._names[v[2]], self._weights[v[2]],
+            memo[node] = self._derived(self.ids.triple(key), v[2],
                                        tuple(memo[ch] for ch in children) + self._absent(v[2], v[3]))
             stack.pop()
         return memo[root]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 
 from ..arith import run as run_constraints
-from ..model import Node, Var, node_key
+from ..model import Node, Var, carries_score, node_key
 from ..stratify import strata
 from .joins import ANY, CONST, NODE, FactStore, compile_rule, fire
 from .results import ClosureResult
@@ -142,6 +142,8 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
         return names[rule_idx], tuple(ids.key_rank(k) for k in prems)
 
     def make_emit(w: float, rule_idx: int):
+        scored = carries_score(rules[rule_idx].head)   # a statement's roles 2.. score 1
+
         def emit(head: tuple, prems: tuple) -> None:
             score, depth = w, 0
             for k in prems:
@@ -150,6 +152,8 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
                 if sd[1] > depth:
                     depth = sd[1]
             depth += 1
+            if not scored:
+                score = 1.0
             if alts is not None:
                 mine = alts.setdefault(head, {})
                 old = mine.get((rule_idx, prems))
