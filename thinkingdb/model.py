@@ -73,20 +73,6 @@ def role(relation: str, i: int) -> str:
     return f"{relation}.{i}"
 
 
-def carries_score(head) -> bool:
-    """Whether a derived fact of this rule head carries the derivation's score. A statement's score
-    lives on its first role edge, as an asserted n-ary fact's confidence does: the edges of roles 2
-    and up score 1, so that matching the whole statement scores what the statement does.
-
-    >>> carries_score(Atom(Node("f", (Var("x"), Var("y"))), "f.1", Var("x"))), carries_score(Atom(Node("f", (Var("x"), Var("y"))), "f.2", Var("y")))
-    (True, False)
-    """
-    if not isinstance(head.subject, Node):
-        return True
-    index = head.relation.rsplit(".", 1)[-1]
-    return not (index.isdigit() and int(index) >= 2)
-
-
 @dataclass(frozen=True, order=True, slots=True)
 class Node:
     """The statement node of an n-ary fact, named by its relation and arguments (a Skolem term).

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from ..arith import run as run_constraints
-from ..model import Rule, Triple, Var, carries_score, ground
+from ..model import Rule, Triple, Var, ground
+from .rules import carries_score
 
 __all__ = ["Proof", "check_proof"]
 

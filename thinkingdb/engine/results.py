@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Iterator
 
 from ..arith import run as run_constraints
-from ..model import Rule, Triple, Var, carries_score, ground
+from ..model import Rule, Triple, Var, ground
 from .graph import FactGraph
 from .proofs import Proof
+from .rules import carries_score
 
 
 class Ids:

@@ -24,7 +24,7 @@ from ..model import Atom, Declaration, Node, Rule, Var
 from ..stratify import StratificationError, strata
 
 __all__ = ["compile_declarations", "default_rules_text", "default_rules", "relevant_rules",
-           "transitive_relation", "copy_rule", "strata", "needs_strata", "StratificationError"]
+           "transitive_relation", "copy_rule", "strata", "needs_strata", "carries_score", "StratificationError"]
 
 _X, _Y, _Z = Var("x"), Var("y"), Var("z")
 
@@ -107,6 +107,20 @@ def needs_strata(rules: Iterable[Rule]) -> bool:
     """
     return any(r.negated or r.constraints or isinstance(r.head.subject, Node) or isinstance(r.head.object, Node)
                for r in rules)
+
+
+def carries_score(head) -> bool:
+    """Whether a derived fact of this rule head carries the derivation's score. A statement's score
+    lives on its first role edge, as an asserted n-ary fact's confidence does: the edges of roles 2
+    and up score 1, so that matching the whole statement scores what the statement does.
+
+    >>> carries_score(Atom(Node("f", (Var("x"), Var("y"))), "f.1", Var("x"))), carries_score(Atom(Node("f", (Var("x"), Var("y"))), "f.2", Var("y")))
+    (True, False)
+    """
+    if not isinstance(head.subject, Node):
+        return True
+    index = head.relation.rsplit(".", 1)[-1]
+    return not (index.isdigit() and int(index) >= 2)
 
 
 def transitive_relation(rule: Rule) -> str | None:

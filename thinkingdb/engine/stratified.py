@@ -21,10 +21,11 @@ from __future__ import annotations
 import time
 
 from ..arith import run as run_constraints
-from ..model import Node, Var, carries_score, node_key
+from ..model import Node, Var, node_key
 from ..stratify import strata
 from .joins import ANY, CONST, NODE, FactStore, compile_rule, fire
 from .results import ClosureResult
+from .rules import carries_score
 
 __all__ = ["stratified_closure", "goal_directed_refusal", "needs"]
 
