@@ -293,6 +293,8 @@ def test_kill_9_leaves_old_new_or_detected_stale(tmp_path, mode):
             assert on_disk is None                      # the committed write is not in the file: stale
         assert facts_of(reader.graph) == truth          # the reader sees exactly the store
         assert gd.open_current(str(tmp_path / "kb.sqlite"), stamp) is not None
+        if mode != "random":    # the dead writer's torn temporary file went with the rebuild
+            assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
         reader.close()
 
 
@@ -309,4 +311,20 @@ def test_labels_of_looks_keys_up_without_scanning_every_symbol(tmp_path):
     sql = next(s for s in seen if "FROM sources" in s)
     plan = " | ".join(r[3] for r in kb.store.conn.execute("EXPLAIN QUERY PLAN " + sql))
     assert "SEARCH s USING PRIMARY KEY" in plan and "SCAN s" not in plan, plan
+    kb.close()
+
+
+def test_a_retract_too_large_for_a_delta_rebuilds_whole(tmp_path, monkeypatch):
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    write_source(tmp_path / "b.tdb", [(s, "p", o, 1.0) for s in "cdef" for o in "ab"])
+    kb.ingest([str(tmp_path / "b.tdb")])
+    assert os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    monkeypatch.setattr(gd, "MAX_DELTA", 3)
+    retract(kb, str(tmp_path / "b.tdb"))          # 8 facts: no notes kept, rebuilt whole
+    stamp = gf.store_stamp(kb.store)
+    assert gf.open_graph(str(tmp_path / "kb.sqlite.graph"), stamp) is not None
+    assert not os.path.exists(tmp_path / "kb.sqlite.graph.delta")
+    assert facts_of(kb.graph) == {("a", "p", "b"): 1.0}
     kb.close()

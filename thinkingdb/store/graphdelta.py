@@ -145,6 +145,7 @@ def build_graph(store, path: str | None = None) -> GraphArrays | None:
             current = open_current(store.path, stamp) if path == graph_path(store.path) else open_graph(path, stamp)
             if current is not None:
                 return current
+            remove_abandoned(path)
             stamp, symbols, relations, s, r, o, c = read_facts(store)
             write_graph(path, stamp, symbols, relations, s, r, o, c)
             try:
@@ -185,6 +186,32 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
             return True
     except OSError:
         return False
+
+
+def remove_abandoned(gpath: str) -> list[str]:
+    """Remove the temporary files of graph-file and delta writers that died mid-write (their pid is
+    gone; call under the graph lock). Returns the paths removed."""
+    folder, stem = os.path.split(os.path.abspath(gpath))
+    gone = []
+    for name in os.listdir(folder or "."):
+        if not name.startswith(stem) or ".tmp." not in name:
+            continue
+        pid = name.rsplit(".tmp.", 1)[1].split(".")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue                      # its writer is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                      # alive, another user's
+        try:
+            os.remove(os.path.join(folder, name))
+            gone.append(os.path.join(folder, name))
+        except OSError:
+            pass
+    return gone
 
 
 def _fields(s: Stamp) -> tuple:

@@ -600,6 +600,8 @@ class Store:
         c.execute("CREATE TEMP TABLE IF NOT EXISTS touched (fact INTEGER PRIMARY KEY)")
         c.execute("DELETE FROM temp.touched")
         c.execute("INSERT OR IGNORE INTO temp.touched SELECT fact FROM provenance WHERE origin = ?", (origin,))
+        if self.graph_file:   # a retract larger than a delta rebuilds the graph file whole (no notes kept)
+            self._note_rows(c.execute("SELECT count(*) FROM temp.touched").fetchone()[0])
         removed = c.execute("DELETE FROM provenance WHERE origin = ?", (origin,)).rowcount
         facts = c.execute("DELETE FROM facts WHERE id IN (SELECT fact FROM temp.touched) AND NOT EXISTS "
                           "(SELECT 1 FROM provenance p WHERE p.fact = facts.id)").rowcount
