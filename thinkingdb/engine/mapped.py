@@ -146,7 +146,7 @@ class RelationIndex(Mapping):
         row = None
         if isinstance(key, int) and 0 <= key < self._n_sym:
             keys = self._keys
-            i = int(np.searchsorted(keys, key))
+            i = int(np.searchsorted(keys, keys.dtype.type(key)))   # a Python int would copy keys to int64
             if i < len(keys) and keys[i] == key:
                 lo, hi = int(self._ptr[i]), int(self._ptr[i + 1])
                 if not 0 <= lo < hi <= len(self._vals):

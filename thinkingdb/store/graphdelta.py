@@ -302,7 +302,7 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         for e in range(nbr):
             lo, hi = int(rel[e]), int(rel[e + 1])
             if hi > lo:
-                i = np.minimum(np.searchsorted(keys[lo:hi], cand_base), hi - lo - 1)
+                i = np.minimum(np.searchsorted(keys[lo:hi], cand_base.astype(keys.dtype)), hi - lo - 1)
                 hit = keys[lo:hi][i] == cand_base
                 deg += np.where(hit, ptr[lo + i + 1] - ptr[lo + i], 0)
     removed = cand_base[deg + occ[cand_base] <= 0]
@@ -340,12 +340,12 @@ def _base_conf(base: GraphArrays, r: int, s: int, o: int) -> float | None:
     a = base.arrays
     lo, hi = int(a["out_rel"][r]), int(a["out_rel"][r + 1])
     keys = a["out_keys"][lo:hi]
-    i = int(np.searchsorted(keys, s))
+    i = int(np.searchsorted(keys, keys.dtype.type(s)))
     if i >= len(keys) or keys[i] != s:
         return None
     p0, p1 = int(a["out_ptr"][lo + i]), int(a["out_ptr"][lo + i + 1])
     vals = a["out_vals"][p0:p1]
-    j = int(np.searchsorted(vals, o))
+    j = int(np.searchsorted(vals, vals.dtype.type(o)))
     if j >= len(vals) or vals[j] != o:
         return None
     c = a.get("out_conf")

@@ -171,7 +171,7 @@ class Overlay:
         vals, conf = np.zeros(0, np.int64), np.zeros(0, np.float64)
         if x < self.nb:
             keys, ptr = self._base_segment(d, e)
-            i = int(np.searchsorted(keys, x))
+            i = int(np.searchsorted(keys, keys.dtype.type(x)))   # same dtype: no copy of the keys
             if i < len(keys) and keys[i] == x:
                 lo, hi = int(ptr[i]), int(ptr[i + 1])
                 vals = np.asarray(a[f"{d}_vals"][lo:hi], dtype=np.int64)
@@ -221,7 +221,7 @@ class Overlay:
         if not len(keys):
             return xs, new - gone, np.zeros(len(xs), dtype=bool)
         ptr = np.asarray(ptr, dtype=np.int64)
-        i = np.minimum(np.searchsorted(keys, xs), len(keys) - 1)
+        i = np.minimum(np.searchsorted(keys, xs.astype(keys.dtype)), len(keys) - 1)
         found = np.asarray(keys)[i] == xs
         base_size = np.where(found, ptr[i + 1] - ptr[i], 0)
         return xs, base_size - gone + new, found
