@@ -21,6 +21,7 @@ from ..language import compile_source
 from ..model import Evidence, Fact, check_unit_float
 from ..normalize import Vocabulary, relation_key, symbol_key
 from ..progress import Progress
+from .bulk import FactWriter
 from .markdown import read_markdown, read_text
 from .fields import access_misspelling, check_region, check_tags
 from .records import (CHUNK, MAX_DIAGNOSTICS, Batch, Reader, ReadOptions, Reject, _check_date, _decode,  # noqa: F401
@@ -590,9 +591,11 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
     rejects: list[Reject] = []
     with store.transaction():
         vocab = store.vocabulary()   # inside: another writer's aliases committed before this one count
+        writer = FactWriter(store)
         for path, source in files:
             kind = _extension(path, options).lstrip(".")
             if store.has_source(source):
+                writer.flush()   # the source may be one read earlier in this ingest
                 store.retract_source(source)
             origin = store.source_id(source, kind)
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
@@ -607,12 +610,13 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
                     if len(rejects) > MAX_DIAGNOSTICS:
                         break
                     continue  # keep reading to report every error; nothing will be committed
-                _write(store, origin, batch, totals)
+                _write(store, writer, origin, batch, totals)
                 records += batch.records
             bar.done()
             store.record_source(source, kind, records)
         if rejects and not skip_invalid:
             raise IngestError([r.diagnostic for r in rejects])
+        writer.flush()
     if rejects and rejects_path:
         with open(rejects_path, "w", encoding="utf-8") as fh:
             for r in rejects:
@@ -641,7 +645,7 @@ def _check_units(store: Store, batch: Batch) -> None:
     batch.unit_rules = [r for r in batch.unit_rules if r[2] not in owners]
 
 
-def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> None:
+def _write(store: Store, writer: FactWriter, origin: int, batch: Batch, totals: dict[str, int]) -> None:
     src = batch.source
     if batch.labels:
         store.add_label_rows(origin, batch.labels.items())
@@ -649,7 +653,7 @@ def _write(store: Store, origin: int, batch: Batch, totals: dict[str, int]) -> N
         store.add_units(batch.units, src)
         totals["units"] += len(batch.units)
     if batch.rows:
-        totals["facts"] += store.add_fact_rows(origin, batch.rows)
+        totals["facts"] += writer.add(origin, batch.rows)
     if batch.rules:
         store.add_rules((r, src, line) for r, line in batch.rules)
         totals["rules"] += len(batch.rules)

@@ -146,32 +146,47 @@ class _Reader:
         return one
 
     def simple(self, ox, current: list[Batch]):
-        """The handler of three-IRI lines for :func:`_line_quads`: ``current[0]`` is the batch to fill."""
-        check, special, skeys, rkeys = ox.NamedNode, _SPECIAL, self.skeys, self.rkeys
+        """The handler of a block's lines for :func:`_line_quads`: ``current[0]`` is the batch to fill.
+
+        It takes the :data:`_SIMPLE_LINES` matches of a block and the block's first line number, adds a
+        row for every line of three IRIs it can key, and returns the numbers of the other statement lines."""
+        check, special, skeys, rkeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.rkeys, \
+            self.named, self.relation
 
         def key(iri: str) -> str | None:
             try:
                 check(iri)  # the same IRI rules as the parser
             except ValueError:
                 return None
-            return self.named(iri)
+            return named(iri)
 
-        def one(s: str, p: str, o: str, line: int) -> bool:
-            if p in special:
-                return False
-            ks = skeys.get(s) or key(s)
-            ko = skeys.get(o) or key(o)
-            rel = rkeys.get(p)
-            if rel is None:
-                if ks is None or ko is None or key(p) is None:
-                    return False
-                rel = self.relation(p)
-            if ks is None or ko is None:
-                return False
-            current[0].rows.append((ko, rel[0], ks, 1.0, line, None, None) if rel[1] else
-                                   (ks, rel[0], ko, 1.0, line, None, None))
-            return True
-        return one
+        def block(found: list[tuple[str, str, str, str]], first: int) -> list[int]:
+            rows, slow = current[0].rows, []
+            append = rows.append
+            for i, (s, p, o, other) in enumerate(found, first):
+                if s:
+                    ks = skeys.get(s)
+                    ko = skeys.get(o)
+                    rel = rkeys.get(p)
+                    if ks is not None and ko is not None and rel is not None:
+                        append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else (ks, rel[0], ko, 1.0, i, None, None))
+                        continue
+                    if p not in special:
+                        if ks is None:
+                            ks = key(s)
+                        if ko is None:
+                            ko = key(o)
+                        if rel is None and ks is not None and ko is not None and key(p) is not None:
+                            rel = relation(p)
+                        if ks is not None and ko is not None and rel is not None:
+                            append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
+                                   (ks, rel[0], ko, 1.0, i, None, None))
+                            continue
+                elif not other.strip() or other.lstrip().startswith("#"):
+                    continue
+                slow.append(i)
+            return slow
+        return block
 
     def named(self, value: str) -> str:
         """The key of an IRI (memoized; the memo is cleared when it grows past 2**18 entries)."""
@@ -277,18 +292,20 @@ def _blocks(fh) -> Iterator[bytes]:
             yield data[:cut]
 
 
-_IRIREF = r'<([^\x00-\x20<>"{}|^`\\]*)>'
-_SIMPLE_LINE = re.compile(_IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]*\.[ \t]*(?:#.*)?\r?")
-"""An N-Triples line of three IRIs without escapes: read without building pyoxigraph objects (each
-distinct IRI is still checked by pyoxigraph once)."""
+_IRIREF = r'<([^\x00-\x20<>"{}|^`\\]+)>'
+_SIMPLE_LINES = re.compile(r"(?m)^" + _IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]+" + _IRIREF
+                           + r"[ \t]*\.[ \t]*(?:#.*)?\r?$|^(.*)$")
+"""Every line of a block: ``(s, p, o, "")`` for an N-Triples line of three IRIs without escapes (read
+without building pyoxigraph objects; each distinct IRI is still checked by pyoxigraph once), else
+``("", "", "", line)``."""
 
 
 def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object, int, object, int]]:
     """``(quad, line, None, bytes)`` per statement of an N-Triples/N-Quads stream, or
     ``(None, line, reject, bytes)`` for a bad line; reading goes on with the next line.
 
-    ``simple(s, p, o, line)``, when given, takes a line of three IRIs (:data:`_SIMPLE_LINE`) and says
-    whether it handled it; after each block ``(None, 0, None, bytes)`` marks the progress."""
+    ``simple(matches, first line)``, when given, takes a block's :data:`_SIMPLE_LINES` matches and
+    returns the numbers of the lines it did not handle; after each block ``(None, 0, None, bytes)`` marks the progress."""
     line_no = 0
     for block in _blocks(fh):
         data, base, size = block, line_no, len(block)
@@ -299,13 +316,12 @@ def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object,
             except UnicodeDecodeError:
                 text = None
             if text is not None:
-                slow, match = [], _SIMPLE_LINE.fullmatch
-                for i, ln in enumerate(text.split("\n"), base + 1):
-                    m = match(ln)
-                    if m is None or not simple(m.group(1), m.group(2), m.group(3), i):
-                        if ln.strip() and not ln.lstrip().startswith("#"):
-                            slow.append((i, ln))
+                found = _SIMPLE_LINES.findall(text)
+                slow = simple(found[:text.count("\n") + (not text.endswith("\n"))], base + 1)
                 yield None, 0, None, size
+                if slow:
+                    lines = text.split("\n")
+                    slow = [(i, lines[i - base - 1]) for i in slow]
                 if slow:
                     yield from _mapped_quads(ox, fmt, [ln for _, ln in slow], [i for i, _ in slow], source)
                 continue

@@ -50,9 +50,7 @@ CREATE TABLE facts (id INTEGER PRIMARY KEY,
     UNIQUE (subject, relation, object));
 CREATE TABLE provenance (fact INTEGER NOT NULL, origin INTEGER NOT NULL, line INTEGER NOT NULL DEFAULT 0,
     unit_id TEXT, confidence REAL NOT NULL, detail TEXT);
-CREATE INDEX provenance_fact ON provenance (fact);
-CREATE INDEX provenance_origin ON provenance (origin);
-CREATE INDEX provenance_unit ON provenance (unit_id) WHERE unit_id IS NOT NULL;
+{provenance_indexes}
 CREATE TABLE units (
     id TEXT PRIMARY KEY, origin INTEGER NOT NULL, role TEXT, topic TEXT, claim TEXT, condition TEXT,
     procedure TEXT, utility_acts TEXT, utility_note TEXT, source TEXT, chunk TEXT, acl TEXT, region TEXT,
@@ -68,6 +66,12 @@ CREATE TABLE lane_indexes (name TEXT PRIMARY KEY, params TEXT NOT NULL, data BLO
     built_at TEXT NOT NULL, generation INTEGER NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+PROVENANCE_INDEXES = (("provenance_fact", "CREATE INDEX provenance_fact ON provenance (fact)"),
+                      ("provenance_origin", "CREATE INDEX provenance_origin ON provenance (origin)"),
+                      ("provenance_unit", "CREATE INDEX provenance_unit ON provenance (unit_id) WHERE unit_id IS NOT NULL"))
+"""The provenance indexes (name, statement): a bulk load into a store without facts builds them after it."""
+_SCHEMA = _SCHEMA.format(provenance_indexes="".join(sql + ";\n" for _, sql in PROVENANCE_INDEXES))
 
 UNIT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_acts", "utility_note",
                "source", "chunk", "acl", "region", "effective_from", "effective_to")
@@ -230,6 +234,7 @@ class Store:
         # A new store is built in a private file and appears at ``path`` only with its first commit
         # (see thinkingdb.store.locking): a failed first ingest never shows, nor removes, a file at path.
         self._pending = new_store_path(self.path) if self.created else None
+        self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
         self._lock = WriterLock(self.path)
         self._open()
 
@@ -253,6 +258,11 @@ class Store:
                 if i + 1 < len(modes) and "unable to open" in str(exc):
                     continue   # a WAL store in a read-only directory: open it as immutable
                 raise StoreError(f"{self.path}: cannot open store: {exc}") from exc
+        if self._pending and not self.readonly:
+            # A private file no other process knows: no WAL and no syncs while it is built (a crash
+            # leaves only the private file); _seal makes it a WAL store on disk before it is linked in.
+            self._conn.execute("PRAGMA journal_mode = MEMORY")
+            self._conn.execute("PRAGMA synchronous = OFF")
         self._lock.close()
         self._lock = WriterLock(file)
         self._lock.open()
@@ -321,8 +331,8 @@ class Store:
             self._closed = True
             if self._pending:
                 try:
-                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                except sqlite3.Error:
+                    self._seal()
+                except (sqlite3.Error, OSError):
                     pass
             self._conn.close()
             self._lock.close()
@@ -382,8 +392,12 @@ class Store:
                 # a new random token per write: a graph file built from another store state never matches
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
                 track = self._track_end(track)
+                if self._loaded is not None:   # the stamp of exactly this commit
+                    from .graphfile import store_stamp
+                    self._loaded = (store_stamp(self), *self._loaded)
                 self.conn.execute("COMMIT")
             except BaseException:
+                self._loaded = None
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 raise
@@ -429,10 +443,27 @@ class Store:
         """Rebuild the graph file beside the store after a write, so the next open maps it at once
         (a failure here only leaves the file stale: the next reader rebuilds it)."""
         from .graphdelta import build_graph
+        loaded, self._loaded = self._loaded, None
         try:
+            if loaded is not None and len(loaded) == 7:   # a bulk load's arrays: no read back of the facts
+                from .graphdelta import delta_path
+                from .graphfile import _locked, graph_path, write_graph
+                path = graph_path(self.path)
+                with _locked(path):
+                    write_graph(path, *loaded)
+                    if os.path.exists(delta_path(self.path)):   # a delta over the old file is void
+                        os.remove(delta_path(self.path))
+                return
             build_graph(self)
         except (OSError, sqlite3.Error):
             pass
+
+    def keep_loaded_graph(self, symbols: list[str], relations: list[str], s, r, o, conf) -> None:
+        """The whole fact table of this transaction's store state, interned as the graph file takes it
+        (:func:`~thinkingdb.store.graphfile.write_graph`): written after the commit instead of reading
+        the facts back. Only for a transaction that wrote every fact of the store (a bulk load)."""
+        if self.graph_file and self.conn.in_transaction:
+            self._loaded = (symbols, relations, s, r, o, conf)
 
     def _writer_lock(self) -> None:
         """Hold the writer lock on the file our connection has open, reopening ``path`` if that file
@@ -453,7 +484,7 @@ class Store:
     def _publish(self) -> None:
         """Move a new store's private file to ``path`` once it holds a commit (never over another)."""
         tmp = self._pending
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._seal()
         self._conn.close()
         self._lock.close()
         try:
@@ -467,6 +498,16 @@ class Store:
         _remove_store_files(tmp)
         self._pending = None
         self._reopen()
+
+    def _seal(self) -> None:
+        """Make the private file of a new store a WAL store, everything on disk (fsync), before it is linked."""
+        if self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
+            raise StoreError(f"{self.path}: the new store could not be switched to WAL mode")
+        fd = os.open(self._pending, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def _adopt(self, reopen_only: bool = False) -> None:
         if self._pending and not reopen_only:
@@ -534,6 +575,7 @@ class Store:
         merge them into ``facts`` (max confidence) and append their provenance, in file order.
         """
         c = self.conn
+        self._loaded = None   # the facts are no longer those of a bulk load alone
         if not self._stage:
             c.execute("CREATE TEMP TABLE IF NOT EXISTS stage (s TEXT, r TEXT, o TEXT, c REAL, line INTEGER, "
                       "unit TEXT, detail TEXT)")
@@ -597,6 +639,7 @@ class Store:
         if row is None:
             return {"facts": 0, "units": 0, "provenance": 0}
         origin = row[0]
+        self._loaded = None
         c.execute("CREATE TEMP TABLE IF NOT EXISTS touched (fact INTEGER PRIMARY KEY)")
         c.execute("DELETE FROM temp.touched")
         c.execute("INSERT OR IGNORE INTO temp.touched SELECT fact FROM provenance WHERE origin = ?", (origin,))

@@ -1,0 +1,141 @@
+"""The fact write path of one ingest: a bulk load into a store without facts, else the staged merge.
+
+A store that holds no facts when an ingest's transaction starts (a new store, or one emptied) takes
+the bulk path: the readers' rows are interned into integer columns as they come (about 30 bytes a
+row, no Python object per fact is kept), and when the last file is read the facts are deduplicated
+in memory (numpy), inserted once in key order (so the ``UNIQUE (subject, relation, object)`` index is
+filled from left to right) and their provenance rows appended in file order; the provenance indexes
+are dropped for the load and built again after it. The content written — facts with their maximum
+confidence, one provenance row per read row in file order, as :meth:`Store.add_fact_rows` writes
+them — is the same either way (tests/test_bulk_ingest.py compares the dumps).
+
+A store with facts takes :meth:`Store.add_fact_rows` per batch, as before.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Sequence
+
+from .sqlite import PROVENANCE_INDEXES, FactRow, Store
+
+BULK_MIN = 20_000
+"""Provenance rows from which the bulk path drops the provenance indexes and builds them after the load."""
+_SLICE = 1 << 16   # facts per executemany of the bulk load
+
+
+class FactWriter:
+    """Writes the fact rows of one transaction to ``store`` (see the module docstring).
+
+    >>> import tempfile, os
+    >>> from thinkingdb.model import Triple
+    >>> st = Store(os.path.join(tempfile.mkdtemp(), "kb.sqlite"), graph_file=False)
+    >>> with st.transaction():
+    ...     w = FactWriter(st)
+    ...     o = st.source_id("a.tsv")
+    ...     w.add(o, [("b", "r", "c", 0.5, 1, None, None), ("a", "r", "b", 1.0, 2, None, None),
+    ...               ("b", "r", "c", 0.75, 3, None, None)])
+    ...     w.flush()
+    3
+    >>> st.fact_rows(), [p["line"] for p in st.provenance(Triple("b", "r", "c"))]
+    ([('a', 'r', 'b', 1.0), ('b', 'r', 'c', 0.75)], [1, 3])
+    >>> st.close()
+    """
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.bulk = store.conn.execute("SELECT 1 FROM facts LIMIT 1").fetchone() is None
+        self.symbols: dict[str, int] = {}
+        self.relations: dict[str, int] = {}
+        self.chunks: list[tuple] = []   # (origin, s ids, r ids, o ids, confidences, lines, units, details)
+        self.rows = 0
+
+    def add(self, origin: int, rows: Sequence[FactRow]) -> int:
+        """Write (or keep for the bulk load) ``rows`` of one source; returns how many."""
+        if not rows:
+            return 0
+        if not self.bulk:
+            return self.store.add_fact_rows(origin, rows)
+        import numpy as np
+        S, R, O, C, L, U, D = zip(*rows)
+        sym, rel, m = self.symbols, self.relations, len(rows)
+        for table, column in ((sym, S), (sym, O), (rel, R)):
+            for key in set(column).difference(table):
+                table[key] = len(table)
+        get = sym.__getitem__
+        self.chunks.append((origin, np.fromiter(map(get, S), np.int32, m),
+                            np.fromiter(map(rel.__getitem__, R), np.int32, m), np.fromiter(map(get, O), np.int32, m),
+                            np.array(C, dtype=np.float64), np.array(L, dtype=np.int64),
+                            U if any(u is not None for u in U) else None,
+                            D if any(d is not None for d in D) else None))
+        self.rows += m
+        return m
+
+    def flush(self) -> None:
+        """Write what the bulk path kept; afterwards rows are written as they come (the store has facts)."""
+        if not self.bulk:
+            return
+        self.bulk = False
+        if self.rows:
+            self._load()
+        self.symbols, self.relations, self.chunks = {}, {}, []
+
+    def _load(self) -> None:
+        import numpy as np
+        c = self.store.conn
+        chunks = self.chunks
+        s, r, o = (np.concatenate([ch[i] for ch in chunks]) for i in (1, 2, 3))
+        conf, lines = np.concatenate([ch[4] for ch in chunks]), np.concatenate([ch[5] for ch in chunks])
+        names = sorted(self.symbols)
+        rels = sorted(self.relations)
+        s, o = (_rank(self.symbols, names)[x] for x in (s, o))
+        r = _rank(self.relations, rels)[r]
+        order = np.lexsort((o, r, s))           # key order: the ids are ranks of the sorted texts
+        ss, rs, os_ = s[order], r[order], o[order]
+        n = len(order)
+        first = np.ones(n, dtype=bool)
+        first[1:] = (ss[1:] != ss[:-1]) | (rs[1:] != rs[:-1]) | (os_[1:] != os_[:-1])
+        starts = np.flatnonzero(first)
+        best = np.maximum.reduceat(conf[order], starts)
+        fact = np.empty(n, dtype=np.int64)       # the fact id of each row, in file order
+        fact[order] = np.cumsum(first)
+        if self.store.graph_file:   # every fact is new: the graph file is written whole, no delta noted
+            from .graphdelta import disarm
+            disarm(c)
+        base = c.execute("SELECT coalesce(max(id), 0) FROM facts").fetchone()[0]
+        if base:
+            fact += base
+        fs, fr, fo = ss[starts], rs[starts], os_[starts]
+        for i in range(0, len(starts), _SLICE):   # slices: no million-element lists of Python objects
+            j = min(i + _SLICE, len(starts))
+            c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)",
+                          zip(range(base + i + 1, base + j + 1), map(names.__getitem__, fs[i:j].tolist()),
+                              map(rels.__getitem__, fr[i:j].tolist()), map(names.__getitem__, fo[i:j].tolist()),
+                              best[i:j].tolist()))
+        if not base:   # these facts are all the store's facts: the graph file is written from them
+            self.store.keep_loaded_graph(names, rels, fs.astype(np.int64), fr.astype(np.int64), fo.astype(np.int64),
+                                         best)
+        del s, r, o, ss, rs, os_, order, first, starts, best, fs, fr, fo
+        rebuild = n >= BULK_MIN and c.execute("SELECT 1 FROM provenance LIMIT 1").fetchone() is None
+        if rebuild:
+            for name, _ in PROVENANCE_INDEXES:
+                c.execute(f"DROP INDEX {name}")
+        k = 0
+        for origin, cs, _, _, cc, _, units, details in chunks:
+            m = len(cs)
+            c.executemany(f"INSERT INTO provenance VALUES (?, {int(origin)}, ?, ?, ?, ?)",
+                          zip(fact[k:k + m].tolist(), lines[k:k + m].tolist(), units or repeat(None, m),
+                              conf[k:k + m].tolist(), details or repeat(None, m)))
+            k += m
+        if rebuild:
+            for _, sql in PROVENANCE_INDEXES:
+                c.execute(sql)
+
+
+def _rank(ids: dict[str, int], names: list[str]):
+    """For each interned id, the position of its text in ``names`` (the sorted texts)."""
+    import numpy as np
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.fromiter(map(ids.__getitem__, names), np.int64, len(names))] = np.arange(len(names), dtype=np.int64)
+    return rank
+
