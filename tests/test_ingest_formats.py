@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from thinkingdb.store import ingest as ingest_mod
+from thinkingdb.store import tsv as ingest_mod
 from thinkingdb.errors import IngestError
 from thinkingdb.store.ingest import ingest
 from thinkingdb.model import Triple

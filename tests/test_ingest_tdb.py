@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from thinkingdb.store import ingest as ingest_mod
+from thinkingdb.store import tdbfile as ingest_mod
 from thinkingdb.normalize import Vocabulary
 
 NAMES = ["nginx", "OpenSSL", "openssl", '"Open SSL"', '"say \\"hi\\""', "GO:0000001", "x.y", "café", '""',
