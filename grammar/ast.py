@@ -18,11 +18,13 @@ def _pos() -> int:
 
 @dataclass(frozen=True)
 class Symbol:
-    """A symbol as written: ``nginx`` or ``"Secure Execution"``."""
+    """A symbol as written: ``nginx`` or ``"Secure Execution"`` (``quoted``: written in quotes; a store in
+    symbol mode ``quoted`` keeps such a symbol exactly, see :mod:`thinkingdb.normalize`)."""
 
     text: str
     line: int = _pos()
     column: int = _pos()
+    quoted: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,10 @@ def _number(value: float) -> str:
 
 
 def _term(t: ast.Term) -> str:
-    return f"?{t.name}" if isinstance(t, ast.Variable) else format_symbol(t.text)
+    if isinstance(t, ast.Variable):
+        return f"?{t.name}"
+    text = format_symbol(t.text)
+    return text if not getattr(t, "quoted", False) or text[0] == '"' else f'"{text}"'   # quoted stays quoted
 
 
 def _rel(r: ast.Relation) -> str:
@@ -128,7 +131,7 @@ def format_statement(s: ast.Statement) -> str:
     """
     if isinstance(s, ast.Fact):
         conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
-        return f"{format_symbol(s.subject.text)} {_rel(s.relation)} {format_symbol(s.object.text)}{conf}."
+        return f"{_term(s.subject)} {_rel(s.relation)} {_term(s.object)}{conf}."
     if isinstance(s, ast.NaryFact):
         conf = "" if s.confidence is None else f" @{_number(s.confidence)}"
         return f"{_nary(s)}{conf}."
@@ -145,7 +148,7 @@ def format_statement(s: ast.Statement) -> str:
         return "? " + ", ".join(_atom(p) for p in s.patterns) + "."
     if isinstance(s, ast.Why):
         neg = "not " if s.negated else ""
-        return f"why {neg}{format_symbol(s.subject.text)} {_rel(s.relation)} {format_symbol(s.object.text)}."
+        return f"why {neg}{_term(s.subject)} {_rel(s.relation)} {_term(s.object)}."
     raise TypeError(f"not a statement: {s!r}")
 
 

@@ -111,7 +111,7 @@ def _plain(t):
     if isinstance(t, Token):
         return ast.Variable(t.value[1:], _line(t), t.column)
     if type(t) is _Quoted:
-        return ast.Symbol(t.text, t.line, t.column)
+        return ast.Symbol(t.text, t.line, t.column, quoted=True)
     return t
 
 
@@ -484,7 +484,7 @@ def _fact_from_match(m: re.Match, lineno: int, line: str, errors: list) -> ast.F
     names = []
     for g in (1, 2, 3):
         text = m.group(g)
-        names.append((_unquote(text) if text[0] == '"' else text, m.start(g) + 1))
+        names.append((_unquote(text) if text[0] == '"' else text, m.start(g) + 1, text[0] == '"'))
     conf = None
     if m.group(4) is not None:
         tok = Token("NUMBER", m.group(4), line=1, column=m.start(4) + 1)
@@ -495,10 +495,10 @@ def _fact_from_match(m: re.Match, lineno: int, line: str, errors: list) -> ast.F
         finally:
             _state.line_offset = 0
             _state.errors = []
-    (s, sc), (r, rc), (o, oc) = names
+    (s, sc, sq), (r, rc, _), (o, oc, oq) = names
     if not r.strip():
         errors.append((lineno, rc, "a relation name cannot be empty"))
-    return ast.Fact(ast.Symbol(s, lineno, sc), ast.Relation(r, line=lineno, column=rc), ast.Symbol(o, lineno, oc),
+    return ast.Fact(ast.Symbol(s, lineno, sc, sq), ast.Relation(r, line=lineno, column=rc), ast.Symbol(o, lineno, oc, oq),
                     conf, lineno, sc)
 
 

@@ -27,10 +27,10 @@ def documents(draw):
     return "\n".join(lines) + "\n"
 
 
-def _read(tmp_path, text):
+def _read(tmp_path, text, mode="iris"):
     p = tmp_path / "doc.tdb"
     p.write_text(text, encoding="utf-8")
-    vocab = Vocabulary()
+    vocab = Vocabulary(mode=mode)
     batches = list(ingest_mod.read_tdb(str(p), "doc.tdb", vocab))
     b = batches[0]
     return (sorted(b.rows, key=repr), b.labels, b.rules, b.declarations, b.aliases,
@@ -52,6 +52,30 @@ def test_fast_path_equals_the_compiler(tmp_path_factory, text):
         assert fast[5][0] == slow[5][0]
     else:
         assert fast == slow
+
+
+@given(documents())
+def test_fast_path_equals_the_compiler_when_quoted_symbols_are_exact(tmp_path_factory, text):
+    d = tmp_path_factory.mktemp("tdbq")
+    fast = _read(d, text, "quoted")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ingest_mod, "_FACT_LINE", None)
+        slow = _read(d, text, "quoted")
+    assert bool(fast[5]) == bool(slow[5])
+    if slow[5]:
+        assert fast[5][0] == slow[5][0]
+    else:
+        assert fast == slow
+
+
+def test_quoted_symbols_exact_by_hand(tmp_path):
+    text = '"New York" in "USA".\n"new york" in texas.\nNew-York near new_york.\n"OpenSSL" uses "x:Y" @0.5.\n'
+    rows, labels, *_ = _read(tmp_path, text, "quoted")
+    assert sorted(r[:4] for r in rows) == [("New York", "in", "USA", 1.0), ("OpenSSL", "uses", "x:Y", 0.5),
+                                           ("new york", "in", "texas", 1.0), ("new_york", "near", "new_york", 1.0)]
+    rows, *_ = _read(tmp_path, text)   # the default mode folds quoted symbols like words
+    assert sorted(r[:4] for r in rows) == [("new_york", "in", "texas", 1.0), ("new_york", "in", "usa", 1.0),
+                                           ("new_york", "near", "new_york", 1.0), ("openssl", "uses", "x:Y", 0.5)]
 
 
 def test_fast_path_by_hand(tmp_path):

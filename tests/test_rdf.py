@@ -257,6 +257,28 @@ def test_a_new_store_keeps_curies_exact_and_a_folded_store_folds_them(tmp_path):
         assert [a.bindings["x"] for a in kb.query("? GO:0000001 is_a ?x").answers] == ["go:0000002"]
 
 
+def test_quoted_mode_keeps_quoted_symbols_in_ingest_query_and_format(tmp_path):
+    import grammar
+    src = tmp_path / "a.tdb"
+    src.write_text('"Paris" located_in "France".\n"paris" located_in "Texas".\nex:Lyon located_in France.\n'
+                   'rule r: ?x located_in "France" => ?x in_eu yes.\n', encoding="utf-8")
+    with open_kb(str(tmp_path / "q.sqlite"), symbols="quoted") as kb:
+        kb.ingest([str(src)])
+        assert kb.store.symbol_mode == "quoted"
+        assert sorted(facts(kb)) == [("Paris", "located_in", "France", 1.0), ("ex:Lyon", "located_in", "france", 1.0),
+                                     ("paris", "located_in", "Texas", 1.0)]
+        assert [a.bindings["x"] for a in kb.query('? "Paris" located_in ?x').answers] == ["France"]
+        assert [a.bindings["x"] for a in kb.query("? Paris located_in ?x").answers] == ["Texas"]   # bare: folded
+        assert sorted(a.bindings["x"] for a in kb.query("? ?x in_eu yes").answers) == ["Paris"]
+    with open_kb(str(tmp_path / "i.sqlite")) as kb:   # the default: quoted symbols fold like words
+        kb.ingest([str(src)])
+        assert sorted(facts(kb))[:2] == [("ex:Lyon", "located_in", "france", 1.0),
+                                         ("paris", "located_in", "france", 1.0)]
+    doc = grammar.parse('"nginx" uses "Open SSL".\nnginx uses x.\n')
+    assert [grammar.format_statement(s) for s in doc.statements] == ['"nginx" uses "Open SSL".', "nginx uses x."]
+    assert [s.subject.quoted for s in grammar.parse(grammar.format_document(doc)).statements] == [True, False]
+
+
 def test_a_store_with_facts_keeps_its_symbol_mode(tmp_path):
     from thinkingdb import StoreError
     src = tmp_path / "a.tsv"

@@ -65,7 +65,7 @@ class _Compiler:
         self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, col, reason, code))
 
     def symbol(self, sym: ast.Symbol) -> str:
-        key = self.vocab.symbol(sym.text)
+        key = self.vocab.symbol(sym.text, sym.quoted)
         self.program.labels.setdefault(key, sym.text.strip())
         return key
 
@@ -233,8 +233,11 @@ class _Compiler:
 
     def triple(self, s: ast.Fact | ast.Why) -> Triple:
         sub, rel_text, obj = self.split(s.subject, s.relation, s.object)
-        self.symbol(sub), self.symbol(obj)
-        return Triple(*self.vocab.orient(sub.text, rel_text, obj.text))
+        ks, ko = self.symbol(sub), self.symbol(obj)   # as Vocabulary.orient, with quoted symbols kept
+        rel = self.vocab.relation(rel_text)
+        if rel in self.vocab.inverses:
+            return Triple(ko, self.vocab.inverses[rel], ks)
+        return Triple(ks, rel, ko)
 
     def statement(self, s: ast.Statement) -> None:
         p = self.program

@@ -9,7 +9,9 @@ Identity matters for IRIs and CURIEs (``http://example.org/Paris``, ``<urn:x:1>`
 ``GO:0000001``): in the default symbol mode ``"iris"`` such a name is its own key, exactly as written
 (only surrounding spaces, quotes and ``<>`` are removed), so ``ex:Paris`` and ``ex:paris`` stay two
 symbols. Mode ``"folded"`` (stores made before the modes existed) folds them like any word. Plain words
-are folded the same way in every mode. A store keeps its mode (:attr:`Vocabulary.mode`).
+are folded the same way in every mode. Mode ``"quoted"`` also keeps a symbol written in quotes in the
+language exactly (``"New York"`` and ``"new york"`` are two symbols; bare ``New-York`` still folds to
+``new_york``). A store keeps its mode (:attr:`Vocabulary.mode`).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ _QUOTES = "\"'“”‘’«»`"
 _EDGES = _QUOTES + "_"
 # a scheme or prefix, a colon and no space or IRI-forbidden character: an IRI or a CURIE
 _IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+")
-SYMBOL_MODES = ("iris", "folded")
-"""``iris``: IRIs and CURIEs are kept exactly (the default); ``folded``: every name is folded."""
+SYMBOL_MODES = ("iris", "folded", "quoted")
+"""``iris``: IRIs and CURIEs are kept exactly (the default); ``folded``: every name is folded;
+``quoted``: IRIs, CURIEs and quoted symbols are kept exactly."""
 
 
 def exact_name(text: str) -> str | None:
@@ -71,6 +74,17 @@ def symbol_key(label: str, mode: str = "iris") -> str:
     if not key:
         raise ValidationError(f"empty symbol {label!r}")
     return key
+
+
+def quoted_key(text: str) -> str:
+    """The key of a quoted symbol in mode ``quoted``: the text itself, exactly (never empty or blank).
+
+    >>> quoted_key("New York"), quoted_key(" GO:0000001 ")
+    ('New York', ' GO:0000001 ')
+    """
+    if not text.strip():
+        raise ValidationError(f"empty symbol {text!r}")
+    return text
 
 
 @lru_cache(maxsize=1 << 14)
@@ -113,12 +127,17 @@ class Vocabulary:
         if self.mode not in SYMBOL_MODES:
             raise ValidationError(f"unknown symbol mode {self.mode!r}; expected one of {', '.join(SYMBOL_MODES)}")
 
-    def symbol(self, label: str) -> str:
-        """The key of a symbol in this vocabulary's mode.
+    def symbol(self, label: str, quoted: bool = False) -> str:
+        """The key of a symbol in this vocabulary's mode (``quoted``: it was written in quotes).
 
         >>> Vocabulary().symbol("ex:Paris"), Vocabulary(mode="folded").symbol("ex:Paris")
         ('ex:Paris', 'ex:paris')
+        >>> q = Vocabulary(mode="quoted")
+        >>> q.symbol("New York", quoted=True), q.symbol("New-York"), Vocabulary().symbol("New York", quoted=True)
+        ('New York', 'new_york', 'new_york')
         """
+        if quoted and self.mode == "quoted":
+            return quoted_key(label)
         return symbol_key(label, self.mode)
 
     def add_alias(self, phrase: str, relation: str) -> None:

@@ -343,8 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--literals", choices=("symbols", "skip"), default="symbols",
                    help="RDF literals become symbols (default) or are skipped and counted")
     p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
-    p.add_argument("--symbols", choices=("iris", "folded"), help="symbol mode of a new store: IRIs and CURIEs kept "
-                   "exactly (iris, the default) or folded like words (see docs/ingest.md)")
+    p.add_argument("--symbols", choices=("iris", "folded", "quoted"), help="symbol mode of a new store: IRIs and CURIEs kept "
+                   "exactly (iris, the default), folded like words (folded), or IRIs, CURIEs and quoted symbols kept "
+                   "exactly (quoted); see docs/ingest.md")
     p.add_argument("--rejects", metavar="PATH", help="rejects file (default DB.rejects.jsonl)")
 
     p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",

@@ -15,11 +15,13 @@ except ImportError:  # pragma: no cover - a grammar without these helpers: every
     _FACT_LINE = None
 
 
-def _split_simple_facts(lines: list[str]) -> tuple[list[tuple[int, str, str, str, float]], list[str]]:
+def _split_simple_facts(lines: list[str], quoted: bool = False) -> tuple[list[tuple[int, str, str, str, float]],
+                                                                         list[str]]:
     """Plain one-line facts with a valid confidence, and the other lines (facts blanked out) for the parser.
 
     Mirrors the parser's own fast path: a line is a candidate only when no statement is pending.
-    Anything doubtful (bad confidence, empty names) is left to the parser, which reports it.
+    Anything doubtful (bad confidence, empty names) is left to the parser, which reports it; with
+    ``quoted`` (symbol mode ``quoted``), so is a fact with a quoted symbol.
     """
     simple: list[tuple[int, str, str, str, float]] = []
     rest = list(lines)
@@ -30,7 +32,8 @@ def _split_simple_facts(lines: list[str]) -> tuple[list[tuple[int, str, str, str
     for i, line in enumerate(lines):
         if not pending:
             m = fullmatch(line)
-            if m is not None and m.group(1) not in _KEYWORDS:
+            if m is not None and m.group(1) not in _KEYWORDS and not (quoted and (m.group(1)[0] == '"'
+                                                                                  or m.group(3)[0] == '"')):
                 s, r, o, c = m.group(1, 2, 3, 4)
                 if s[0] == '"':
                     s = _unquote(s)
@@ -68,7 +71,7 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
         yield batch
         return
     lines = text.split("\n")
-    simple, rest = _split_simple_facts(lines)
+    simple, rest = _split_simple_facts(lines, vocab.mode == "quoted")
     blanked: set[int] = set()
     while True:
         try:
