@@ -324,3 +324,38 @@ def test_plain_iri_lines_read_as_pyoxigraph_reads_them(tmp_path_factory, lines):
     got_rows = {(r[0], r[1], r[2], r[4]) for b in batches for r in b.rows}
     got_bad = [x.diagnostic.line for b in batches for x in b.rejects]
     assert (got_rows, got_bad) == (want_rows, want_bad)
+
+
+def test_plain_iri_lines_with_special_predicates_stay_declarations(tmp_path):
+    """rdf:type seen first as a plain fact must not make a later owl:TransitiveProperty line a fact,
+    and an inverse predicate flips its plain lines."""
+    rdf, owl = "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2002/07/owl#"
+    text = (f"<{EX}a> <{rdf}type> <{EX}C> .\n"
+            f"<{EX}p> <{rdf}type> <{owl}TransitiveProperty> .\n"
+            f"<{EX}x> <{EX}p> <{EX}y> .\n"
+            f"<{EX}y> <{EX}p> <{EX}z> .\n"
+            f"<{EX}hasPart> <{owl}inverseOf> <{EX}partOf> .\n"
+            f"<{EX}wheel> <{EX}partOf> <{EX}car> .\n" * 2)
+    batches = list(read_rdf(_write(tmp_path, "t.nt", text), "t.nt", Vocabulary()))
+    rows = sorted(((r[0], r[1], r[2], r[4]) for b in batches for r in b.rows), key=lambda r: r[3])
+    decls = {d for b in batches for d, _ in b.declarations}
+    assert rows == [(f"{EX}a", f"{rdf}type", f"{EX}C", 1), (f"{EX}x", f"{EX}p", f"{EX}y", 3),
+                    (f"{EX}y", f"{EX}p", f"{EX}z", 4), (f"{EX}car", f"{EX}hasPart", f"{EX}wheel", 6),
+                    (f"{EX}a", f"{rdf}type", f"{EX}C", 7), (f"{EX}x", f"{EX}p", f"{EX}y", 9),
+                    (f"{EX}y", f"{EX}p", f"{EX}z", 10), (f"{EX}car", f"{EX}hasPart", f"{EX}wheel", 12)]
+    assert decls == {Declaration(f"{EX}p", "transitive"), Declaration(f"{EX}hasPart", "inverse", f"{EX}partOf")}
+    # the same after the reader's first block (1 MiB): rdf:type and owl:TransitiveProperty are known by then
+    filler = f"<{EX}b> <{EX}q> <{owl}TransitiveProperty> .\n" + "".join(f"<{EX}f{i}> <{EX}q> <{EX}g> .\n"
+                                                                        for i in range(30_000))
+    batches = list(read_rdf(_write(tmp_path, "u.nt", text + filler + text), "u.nt", Vocabulary()))
+    n = text.count("\n") + filler.count("\n")
+    rows = {(r[0], r[1], r[2], r[4] - n) for b in batches for r in b.rows if r[4] > n}
+    decls = {d for b in batches for d, _ in b.declarations}
+    assert (f"{EX}p", f"{rdf}type", f"{owl}TransitiveProperty", 2) not in rows and len(rows) == 8
+    assert Declaration(f"{EX}p", "transitive") in decls
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)

@@ -1,7 +1,7 @@
 """The fact write path of one ingest: a bulk load into a store without facts, else the staged merge.
 
 A store that holds no facts when an ingest's transaction starts (a new store, or one emptied) takes
-the bulk path: the readers' rows are interned into integer columns as they come (about 30 bytes a
+the bulk path: the readers' rows are interned into integer columns as they come (about 40 bytes a
 row, no Python object per fact is kept), and when the last file is read the facts are deduplicated
 in memory (numpy), inserted once in key order (so the ``UNIQUE (subject, relation, object)`` index is
 filled from left to right) and their provenance rows appended in file order; the provenance indexes
@@ -14,7 +14,7 @@ A store with facts takes :meth:`Store.add_fact_rows` per batch, as before.
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import count, repeat
 from typing import Sequence
 
 from .sqlite import PROVENANCE_INDEXES, FactRow, Store
@@ -48,6 +48,7 @@ class FactWriter:
         self.symbols: dict[str, int] = {}
         self.relations: dict[str, int] = {}
         self.chunks: list[tuple] = []   # (origin, s ids, r ids, o ids, confidences, lines, units, details)
+        self.count = count()
         self.rows = 0
 
     def add(self, origin: int, rows: Sequence[FactRow]) -> int:
@@ -58,13 +59,11 @@ class FactWriter:
             return self.store.add_fact_rows(origin, rows)
         import numpy as np
         S, R, O, C, L, U, D = zip(*rows)
-        sym, rel, m = self.symbols, self.relations, len(rows)
-        for table, column in ((sym, S), (sym, O), (rel, R)):
-            for key in set(column).difference(table):
-                table[key] = len(table)
-        get = sym.__getitem__
-        self.chunks.append((origin, np.fromiter(map(get, S), np.int32, m),
-                            np.fromiter(map(rel.__getitem__, R), np.int32, m), np.fromiter(map(get, O), np.int32, m),
+        m = len(rows)
+        # setdefault with a running count: a new text gets the next number (numbers skip, never repeat)
+        sym, rel, count = self.symbols.setdefault, self.relations.setdefault, self.count
+        self.chunks.append((origin, np.fromiter(map(sym, S, count), np.int64, m),
+                            np.fromiter(map(rel, R, count), np.int64, m), np.fromiter(map(sym, O, count), np.int64, m),
                             np.array(C, dtype=np.float64), np.array(L, dtype=np.int64),
                             U if any(u is not None for u in U) else None,
                             D if any(d is not None for d in D) else None))
@@ -78,7 +77,7 @@ class FactWriter:
         self.bulk = False
         if self.rows:
             self._load()
-        self.symbols, self.relations, self.chunks = {}, {}, []
+        self.symbols, self.relations, self.chunks, self.count = {}, {}, [], count()
 
     def _load(self) -> None:
         import numpy as np
@@ -88,8 +87,11 @@ class FactWriter:
         conf, lines = np.concatenate([ch[4] for ch in chunks]), np.concatenate([ch[5] for ch in chunks])
         names = sorted(self.symbols)
         rels = sorted(self.relations)
-        s, o = (_rank(self.symbols, names)[x] for x in (s, o))
-        r = _rank(self.relations, rels)[r]
+        rank = np.zeros(next(self.count), dtype=np.int64)   # symbols and relations never share a number
+        _rank(rank, self.symbols, names)
+        _rank(rank, self.relations, rels)
+        s, r, o = rank[s], rank[r], rank[o]
+        del rank
         order = np.lexsort((o, r, s))           # key order: the ids are ranks of the sorted texts
         ss, rs, os_ = s[order], r[order], o[order]
         n = len(order)
@@ -132,10 +134,7 @@ class FactWriter:
                 c.execute(sql)
 
 
-def _rank(ids: dict[str, int], names: list[str]):
-    """For each interned id, the position of its text in ``names`` (the sorted texts)."""
+def _rank(rank, ids: dict[str, int], names: list[str]) -> None:
+    """Set ``rank[number]`` of each interned text to its position in ``names`` (the sorted texts)."""
     import numpy as np
-    rank = np.empty(len(names), dtype=np.int64)
     rank[np.fromiter(map(ids.__getitem__, names), np.int64, len(names))] = np.arange(len(names), dtype=np.int64)
-    return rank
-

@@ -26,6 +26,8 @@ import json
 import os
 import re
 import secrets
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Iterator
 from urllib.parse import unquote
 
@@ -150,8 +152,7 @@ class _Reader:
 
         It takes the :data:`_SIMPLE_LINES` matches of a block and the block's first line number, adds a
         row for every line of three IRIs it can key, and returns the numbers of the other statement lines."""
-        check, special, skeys, rkeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.rkeys, \
-            self.named, self.relation
+        check, special, skeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.named, self.relation
 
         def key(iri: str) -> str | None:
             try:
@@ -160,31 +161,36 @@ class _Reader:
                 return None
             return named(iri)
 
+        plain: dict[str, tuple[str, bool]] = {}   # predicates seen that are not special: (relation, flip)
+
         def block(found: list[tuple[str, str, str, str]], first: int) -> list[int]:
-            rows, slow = current[0].rows, []
-            append = rows.append
-            for i, (s, p, o, other) in enumerate(found, first):
-                if s:
-                    ks = skeys.get(s)
-                    ko = skeys.get(o)
-                    rel = rkeys.get(p)
-                    if ks is not None and ko is not None and rel is not None:
-                        append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else (ks, rel[0], ko, 1.0, i, None, None))
-                        continue
-                    if p not in special:
-                        if ks is None:
-                            ks = key(s)
-                        if ko is None:
-                            ko = key(o)
-                        if rel is None and ks is not None and ko is not None and key(p) is not None:
-                            rel = relation(p)
-                        if ks is not None and ko is not None and rel is not None:
-                            append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
-                                   (ks, rel[0], ko, 1.0, i, None, None))
-                            continue
-                elif not other.strip() or other.lstrip().startswith("#"):
-                    continue
-                slow.append(i)
+            if not found:
+                return []
+            S, P, O, X = zip(*found)
+            lines = range(first, first + len(found))
+            idx = list(compress(lines, S))                       # the lines of three IRIs
+            S, P, O = list(compress(S, S)), list(compress(P, S)), list(compress(O, S))
+            KS, KO, RL = list(map(skeys.get, S)), list(map(skeys.get, O)), list(map(plain.get, P))
+            if None in KS or None in KO or None in RL:          # first sight of an IRI or a predicate
+                for j in range(len(idx)):
+                    if KS[j] is None:
+                        KS[j] = key(S[j])
+                    if KO[j] is None:
+                        KO[j] = key(O[j])
+                    if RL[j] is None and P[j] not in special and key(P[j]) is not None:
+                        RL[j] = plain[P[j]] = relation(P[j])
+            rows = current[0].rows
+            slow = [i for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and x.lstrip()[0] != "#"]
+            if None in KS or None in KO or None in RL or any(map(itemgetter(1), RL)):
+                for i, ks, rel, ko in zip(idx, KS, RL, KO):
+                    if ks is None or ko is None or rel is None:
+                        slow.append(i)
+                    else:
+                        rows.append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
+                                    (ks, rel[0], ko, 1.0, i, None, None))
+                slow.sort()
+            else:
+                rows.extend(zip(KS, map(itemgetter(0), RL), KO, repeat(1.0), idx, repeat(None), repeat(None)))
             return slow
         return block
 
