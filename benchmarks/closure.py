@@ -2,7 +2,7 @@
 
     python benchmarks/closure.py --data ../shared/data [--runs 5] [--sizes 10000 100000 1000000]
                                  [--skip-clingo] [--skip-nemo] [--queries 200] [--only go generated rules]
-                                 [--baseline /tmp/old-checkout]
+                                 [--kinds random scale-free] [--baseline /tmp/old-checkout]
 
 1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
    thinkingdb vs clingo vs Nemo (nemo-python) vs networkx.transitive_closure_dag.
@@ -22,7 +22,8 @@ water mark: interpreter + data + result), so engines never share or inherit each
 Load time (reading TSV into the engine, and importing the engine modules, as the peers' imports are
 outside their timing too) is reported separately from the timed closure. ``--baseline DIR`` runs a
 second ThinkingDB, the checkout in DIR (e.g. ``git worktree add /tmp/old COMMIT``), as
-``thinkingdb@base`` in the same passes: before/after figures from one run.
+``thinkingdb@base`` in the same passes (GO and the generated graphs: the fast-path rows): before/after
+figures from one run.
 """
 
 from __future__ import annotations
@@ -405,6 +406,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--kinds", nargs="+", default=["random", "scale-free"], choices=["random", "scale-free"],
+                    help="generated graph kinds (to split a long run)")
     ap.add_argument("--skip-clingo", action="store_true")
     ap.add_argument("--skip-nemo", action="store_true")
     ap.add_argument("--only", nargs="*", default=["go", "generated", "rules", "query", "umls"])
@@ -432,7 +435,7 @@ def main() -> None:
     if "generated" in args.only:
         print(f"\ngenerated graphs: layered DAGs, {LEVELS} levels, {PARENTS} parents per node, "
               f"random = uniform within ±{WINDOW} positions, scale-free = preferential attachment; seed 7")
-        for kind in ("random", "scale-free"):
+        for kind in args.kinds:
             for size in args.sizes:
                 for task in ("tc", "compose"):
                     if task == "tc":
@@ -444,7 +447,7 @@ def main() -> None:
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
     if "rules" in args.only:
         for name, size, title in RULE_WORKLOADS:
-            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, tdb + others,
+            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, ["thinkingdb"] + others,
                                      args.runs)
             show(title, rows)
     if "query" in args.only:

@@ -132,11 +132,11 @@ def test_a_transitive_question_is_a_single_source_search():
     res = evaluate(q, g, rule_set, limits=Limits(max_derived=2_000_000, timeout_ms=30_000))
     assert [a.bindings["y"] for a in res.answers] == ["b", "c", "d"]
     assert res.stats.engine == "transitive" and res.stats.nodes == 4
-    # under a depth bound the semi-naive engine runs, on the demanded facts only
+    # under a depth bound the columnar engine runs, on the demanded facts only
     bounded = evaluate(q, g, rule_set, limits=Limits(max_depth=1))
     assert [a.bindings["y"] for a in bounded.answers] == ["b", "c"]   # walks of at most 2 edges
     assert bounded.truncated == "depth"
-    assert bounded.stats.engine == "semi-naive" and bounded.stats.nodes <= 4
+    assert bounded.stats.engine == "columnar" and bounded.stats.nodes <= 4
 
 
 def test_a_conjunction_passes_its_bindings_on():

@@ -109,7 +109,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if needs_strata(rules):   # 'not' premises, comparisons or statement-node heads: stratified
         return _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0)
     if goals is not None:
-        return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, exact_steps)
+        return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
 
     from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
@@ -184,10 +184,11 @@ def _asserted_in_scope(g: FactGraph, scope: bytearray | None) -> int:
     return sum(1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
 
 
-def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, exact_steps=None):
+def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, engine="auto", exact_steps=None):
     """Closure for ``goals`` only: single-source reachability when the rules are a transitive
-    closure, else the demand of the goals (set-level tabling) and the semi-naive engine admitting
-    only demanded facts within their depth budgets."""
+    closure, else the demand of the goals (set-level tabling) and the columnar engine (the reference
+    engine when it cannot run, or when asked for) admitting only demanded facts within their depth
+    budgets."""
     from .demand import demand_of  # noqa: PLC0415
     from .reach import single_source  # noqa: PLC0415
     res = single_source(g, ids, rules, goals, limits, alternatives, deadline)
@@ -210,8 +211,21 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, exa
     for s in d.symbols:
         scope[s] = 1
     scope_list = sorted(d.symbols)
-    return _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
-                       admit=d.budget, tables=d.tables, probe=probe)
+    why = "reference engine asked for" if engine == "reference" else None
+    if why is None:
+        from .columnar import run_columnar, unsupported  # noqa: PLC0415
+        why = unsupported(rules, alternatives)
+    if why is None:
+        res = run_columnar(g, ids, rules, scope, scope_list, d.truncated, limits, deadline, t0, demand=d, probe=probe)
+        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope), res.derived_count, res.rounds,
+                                 res._run.firings, len(scope_list), (time.perf_counter() - t0) * 1000,
+                                 tables=d.tables)
+        return res
+    res = _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
+                      admit=d.budget, tables=d.tables, probe=probe)
+    if engine != "reference":
+        res.stats = dataclasses.replace(res.stats, fallback=why)
+    return res
 
 
 def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):

@@ -35,7 +35,7 @@ from .colstore import Facts, Grow, Index
 from .graph import relation_arrays
 from .plan import Pipeline, Program, plan_round
 
-__all__ = ["unsupported", "run_columnar"]
+__all__ = ["unsupported", "run_columnar", "Admission"]
 
 CHUNK = 1 << 16         # start rows per pipeline chunk
 COMPACT = 1 << 22       # candidate rows per head relation before an early reduce
@@ -55,8 +55,6 @@ def unsupported(rules: tuple[Rule, ...], alternatives: int) -> str | None:
     """
     if alternatives:
         return "alternatives"
-    if not rules:
-        return "no rules"
     if len({r.name for r in rules}) != len(rules):
         return "duplicate rule names"
     if any(getattr(p, "negated", False) for r in rules for p in r.premises) or any(
@@ -148,6 +146,8 @@ class _Run:
         self.firings = 0
         self.n_derived = 0
         self.probing = False   # a depth probe must see every candidate: no pruning
+        self.admit: Admission | None = None   # goal-directed: only demanded heads within their budget
+        self.round = 0
         self.pruned = False    # this round's candidates were cut to the max_derived room
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -247,6 +247,14 @@ class _Run:
                 continue
             self.firings += m
             hkey = self._value(rule.head.subject, env, m) * n + self._value(rule.head.object, env, m)
+            if self.admit is not None:   # what the reference engine drops after the round, dropped now
+                keep = np.flatnonzero(self.admit.budget(h, hkey) >= self.round)
+                if len(keep) < m:
+                    hkey, m = hkey[keep], len(keep)
+                    env = {v: a[keep] for v, a in env.items()}
+                    prem = {p: a[keep] for p, a in prem.items()}
+                    if not m:
+                        continue
             score = np.full(m, rule.weight)
             for p in range(len(rule.premises)):
                 score = score * score_col[prem[p]]
@@ -412,15 +420,58 @@ def _concat(parts):
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
 
 
-def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, deadline, t0):
+class Admission:
+    """Goal-directed runs: a demand's depth budgets (:class:`thinkingdb.engine.demand.Demand`) per
+    head key, as sorted arrays per relation. A head found in round ``d`` is kept only when its budget
+    is at least ``d``, which is the reference engine's admission."""
+
+    def __init__(self, demand, n: int) -> None:
+        self.d, self.n = demand, n
+        self.cache: dict[int, tuple] = {}
+
+    @staticmethod
+    def _sorted(pairs) -> tuple[np.ndarray, np.ndarray]:
+        pairs = sorted(pairs)
+        return (np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64))
+
+    def _tables(self, r: int):
+        t = self.cache.get(r)
+        if t is None:
+            d = self.d
+            t = self.cache[r] = (d.ff.get(r, -1), self._sorted(d.by_s.get(r, {}).items()),
+                                 self._sorted(d.by_o.get(r, {}).items()),
+                                 self._sorted((s * self.n + o, k) for (s, rr, o), k in d.by_so.items() if rr == r))
+        return t
+
+    def budget(self, r: int, keys: np.ndarray) -> np.ndarray:
+        """The largest budget of a demanded pattern matching each head key (-1: not demanded)."""
+        ff, by_s, by_o, by_so = self._tables(r)
+        out = np.full(len(keys), ff, dtype=np.int64)
+        for (ks, bs), probe in ((by_s, keys // self.n), (by_o, keys % self.n), (by_so, keys)):
+            if len(ks):
+                pos = np.minimum(np.searchsorted(ks, probe), len(ks) - 1)
+                hit = ks[pos] == probe
+                out[hit] = np.maximum(out[hit], bs[pos[hit]])
+        return out
+
+
+def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, deadline, t0,
+                 demand=None, probe: bool = True):
     """The closure of ``rules`` over ``g`` (see the module docstring); a
-    :class:`~thinkingdb.engine.colresult.ColumnarResult` (``stats`` left for the caller)."""
+    :class:`~thinkingdb.engine.colresult.ColumnarResult` (``stats`` left for the caller).
+    ``demand``: goal-directed, admit only demanded facts within their budgets; ``probe=False``: the
+    demand already decided whether the depth bound cut anything (no probing round)."""
     run = _Run(g, ids, tuple(rules), scope, limits, deadline)
+    if demand is not None:
+        run.admit = Admission(demand, run.n)
     rounds, delta = 0, None
     try:
         while True:
             sizes = None if delta is None else {ids.rel_key(r): len(v[0]) for r, v in delta.items()}
+            run.round = rounds + 1
             if limits.max_depth is not None and rounds >= limits.max_depth:
+                if not probe:
+                    break
                 plan = plan_round(run.program, rounds + 1, run.sizes, sizes)
                 run.probing = True
                 if run.evaluate(plan, delta):
