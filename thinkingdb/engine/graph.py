@@ -210,6 +210,98 @@ class FactGraph:
         col[s] = conf
         self.version += 1
 
+    def patched(self, changes: Mapping[Triple, float | None]) -> "FactGraph":
+        """A new graph: this one with each triple of ``changes`` set to its confidence (None: removed).
+
+        This graph is left as it is (readers may share it): the new one shares every row the changes do
+        not touch and copies those they do, so the cost follows the changes, not the graph. A symbol
+        left without facts is dropped and the last symbol takes its id, so the ids stay ``0..n-1``
+        like those of a graph built from the same facts.
+
+        >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c", 0.5)])
+        >>> h = g.patched({Triple("a", "r", "b"): None, Triple("c", "r", "d"): 0.7})
+        >>> sorted((f.subject, f.object, f.confidence) for f in h.facts()), h.symbol_count, len(h)
+        ([('b', 'c', 0.5), ('c', 'd', 0.7)], 3, 2)
+        >>> len(g), g.symbol_count
+        (2, 3)
+        """
+        if self._mapped:
+            self._unmap_copy_required()
+        g = FactGraph.__new__(FactGraph)
+        g._sym, g._syms = dict(self._sym), list(self._syms)
+        g._rel, g._rels = dict(self._rel), list(self._rels)
+        g._out, g._in = [dict(d) for d in self._out], [dict(d) for d in self._in]
+        g._count, g._rel_sizes = self._count, list(self._rel_sizes)
+        g.version, g._rank_cache, g._mapped, g.source = self.version + 1, None, False, None
+        own: set[tuple[int, int, int]] = set()   # (direction, relation, key) rows copied already
+
+        def row(d: int, r: int, k: int, make: bool) -> dict | None:
+            idx = (g._out, g._in)[d][r]
+            cur = idx.get(k)
+            if (d, r, k) in own and cur is not None:
+                return cur
+            if cur is None and not make:
+                return None
+            cur = idx[k] = dict(cur) if cur is not None else {}
+            own.add((d, r, k))
+            return cur
+
+        touched: set[int] = set()
+        for t, c in changes.items():
+            if c is None:
+                r, s, o = g._rel.get(t.relation), g._sym.get(t.subject), g._sym.get(t.object)
+                if r is None or s is None or o is None or o not in g._out[r].get(s, {}):
+                    continue
+                out, inn = row(0, r, s, False), row(1, r, o, False)
+                del out[o], inn[s]
+                if not out:
+                    del g._out[r][s]
+                if not inn:
+                    del g._in[r][o]
+                g._count -= 1
+                g._rel_sizes[r] -= 1
+                touched.update((s, o))
+            else:
+                r = g.intern_relation(t.relation)
+                s, o = g.intern_symbol(t.subject), g.intern_symbol(t.object)
+                out = row(0, r, s, True)
+                if o not in out:
+                    g._count += 1
+                    g._rel_sizes[r] += 1
+                out[o] = float(c)
+                row(1, r, o, True)[s] = float(c)
+        for sid in sorted(touched, reverse=True):   # highest first: a moved id is never one still to check
+            if not any(sid in g._out[r] or sid in g._in[r] for r in range(len(g._rels))):
+                g._drop_symbol(sid, row)
+        return g
+
+    def _unmap_copy_required(self) -> None:
+        raise TypeError("a graph-file graph is patched through its delta file, not in memory")
+
+    def _drop_symbol(self, sid: int, row) -> None:
+        """Forget a symbol without facts; the last symbol moves into its id (its rows re-keyed)."""
+        last = len(self._syms) - 1
+        del self._sym[self._syms[sid]]
+        if sid != last:
+            key = self._syms[last]
+            for r in range(len(self._rels)):
+                for d in (0, 1):
+                    idx, other = (self._out, self._in)[d][r], 1 - d
+                    moved = idx.pop(last, None)
+                    if moved is None:
+                        continue
+                    for x in list(moved):
+                        if x != last:    # the far end's row names the moved symbol: re-key it
+                            far = row(other, r, x, True)
+                            far[sid] = far.pop(last)
+                    if last in moved:    # a self-loop: the row names the symbol itself
+                        moved = dict(moved)
+                        moved[sid] = moved.pop(last)
+                    idx[sid] = moved
+            self._syms[sid] = key
+            self._sym[key] = sid
+        self._syms.pop()
+
     # -- reading ---------------------------------------------------------------------------------
     def __len__(self) -> int:
         return self._count

@@ -57,6 +57,8 @@ class FactWriter:
             return 0
         if not self.bulk:
             return self.store.add_fact_rows(origin, rows)
+        from .writelog import note
+        note(self.store, origin)
         import numpy as np
         S, R, O, C, L, U, D = zip(*rows)
         m = len(rows)

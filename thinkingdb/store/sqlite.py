@@ -387,7 +387,10 @@ class Store:
                 raise StoreError(f"{self.path}: cannot write: {exc}") from exc
             try:
                 track = self._track_start()
+                self._touched = set()
                 yield
+                from .writelog import record
+                record(self.conn, self._touched)   # which origins this write touched (store/writelog.py)
                 self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
                 # a new random token per write: a graph file built from another store state never matches
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
@@ -396,8 +399,10 @@ class Store:
                     from .graphfile import store_stamp
                     self._loaded = (store_stamp(self), *self._loaded)
                 self.conn.execute("COMMIT")
+                self._touched = None
             except BaseException:
                 self._loaded = None
+                self._touched = None
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 raise
@@ -538,12 +543,16 @@ class Store:
     # -- sources -----------------------------------------------------------------------------------
     def source_id(self, source: str, kind: str = "") -> int:
         """The origin id of ``source``, registering it (call inside a transaction)."""
+        from .writelog import note
         row = self.conn.execute("SELECT id FROM sources WHERE source = ?", (source,)).fetchone()
         if row is not None:
+            note(self, row[0])
             return row[0]
         kind = kind or os.path.splitext(source)[1].lstrip(".") or "api"
-        return self.conn.execute("INSERT INTO sources (source, kind, ingested_at) VALUES (?, ?, datetime('now'))",
-                                 (source, kind)).lastrowid
+        origin = self.conn.execute("INSERT INTO sources (source, kind, ingested_at) VALUES (?, ?, datetime('now'))",
+                                   (source, kind)).lastrowid
+        note(self, origin)
+        return origin
 
     def has_source(self, source: str) -> bool:
         return self.conn.execute("SELECT 1 FROM sources WHERE source = ?", (source,)).fetchone() is not None
@@ -559,6 +568,8 @@ class Store:
         self.add_label_rows(self.source_id(source), labels.items())
 
     def add_label_rows(self, origin: int, items: Iterable[tuple[str, str]]) -> None:
+        from .writelog import note
+        note(self, origin)
         self.conn.executemany(f"INSERT OR IGNORE INTO symbols VALUES ({int(origin)}, ?, ?)", items)
 
     def add_facts(self, rows: Iterable[tuple[Fact, str, int, str | None]]) -> int:
@@ -574,7 +585,9 @@ class Store:
         Rows go to a temporary staging table with one ``executemany``; two set-based statements then
         merge them into ``facts`` (max confidence) and append their provenance, in file order.
         """
+        from .writelog import note
         c = self.conn
+        note(self, origin)
         self._loaded = None   # the facts are no longer those of a bulk load alone
         if not self._stage:
             c.execute("CREATE TEMP TABLE IF NOT EXISTS stage (s TEXT, r TEXT, o TEXT, c REAL, line INTEGER, "
@@ -639,6 +652,8 @@ class Store:
         if row is None:
             return {"facts": 0, "units": 0, "provenance": 0}
         origin = row[0]
+        from .writelog import note
+        note(self, origin)
         self._loaded = None
         c.execute("CREATE TEMP TABLE IF NOT EXISTS touched (fact INTEGER PRIMARY KEY)")
         c.execute("DELETE FROM temp.touched")
