@@ -179,6 +179,24 @@ class HDCIndex:
         """
         return add_pairs(self, units, batch_size)
 
+    def fork(self) -> "HDCIndex":
+        """An independent copy to change while this one keeps serving searches (the vectors are
+        copied, not encoded again).
+
+        >>> idx = HDCIndex(HDCParams(dim=1024)); idx.add("a", {"topic": "laptop returns"})
+        >>> new = idx.fork(); new.remove("a"); len(idx), len(new)
+        (1, 0)
+        """
+        twin = HDCIndex.__new__(HDCIndex)
+        twin.__dict__.update(self.__dict__)
+        twin._ids, twin._slot = list(self._ids), dict(self._slot)
+        twin._roles, twin._role_code_of = list(self._roles), dict(self._role_code_of)
+        twin._mat = {f: m.copy() for f, m in self._mat.items()}
+        twin._has = {f: h.copy() for f, h in self._has.items()}
+        twin._role = self._role.copy()
+        twin._filter_cache = None
+        return twin
+
     def update(self, unit_id: str, fields: Mapping[str, str | Sequence[str]]) -> None:
         """Replace the fields of an existing unit (all of them); unknown id: :class:`hdc.UnknownUnitError`."""
         if unit_id not in self._slot:

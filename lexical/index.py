@@ -172,6 +172,44 @@ class BM25Index(PostingStore):
         self._load(items)
 
     @_locked
+    def fork(self) -> BM25Index:
+        """An independent copy to change while this one keeps serving searches unchanged.
+
+        Postings are shared (segments are never changed in place but for their impacts, which the
+        copy gets its own arrays of); slots, statistics and dictionaries are copied. No document is
+        tokenized again, so the cost is a copy of the arrays, and changes to the fork then cost what
+        :meth:`add` and :meth:`remove` cost.
+
+        >>> idx = BM25Index(); idx.rebuild([("a", "red fox"), ("b", "blue fox")])
+        >>> new = idx.fork(); new.remove("a"); new.add("c", "red wine")
+        >>> [h.doc_id for h in idx.search("red")], [h.doc_id for h in new.search("red")]
+        (['a'], ['c'])
+        """
+        import copy
+        import threading
+
+        twin = copy.copy(self)
+        twin._lock = threading.RLock()
+        def own(seg: Segment | None) -> Segment | None:
+            if seg is None:
+                return None
+            seg = copy.copy(seg)
+            seg.impacts, seg.maxima = seg.impacts.copy(), seg.maxima.copy()
+            return seg
+
+        twin._main, twin._delta = own(self._main), own(self._delta)
+        twin._delta_docs = dict(self._delta_docs)
+        for name in ("_alive", "_dl", "_role", "_stamp", "_df"):
+            setattr(twin, name, getattr(self, name).copy())
+        twin._acc, twin._mark = np.zeros_like(self._acc), np.zeros_like(self._mark)
+        twin._ids, twin._terms = self._ids.take(np.arange(len(self._ids))), self._terms.take(np.arange(len(self._terms)))
+        twin._slot_of, twin._vocab = dict(self._slot_of), dict(self._vocab)
+        twin._word_ids, twin._role_codes = dict(self._word_ids), dict(self._role_codes)
+        twin._total_len, twin._nonempty = list(self._total_len), list(self._nonempty)
+        twin._kth_cache, twin._kth_version = {}, -1
+        return twin
+
+    @_locked
     def update(self, doc_id: str, fields: Fields) -> None:
         """Replace a document (same as :meth:`add`; an unknown id is simply added).
 
