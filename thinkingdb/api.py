@@ -249,26 +249,31 @@ class KnowledgeBase:
         self._check_open()
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            from .engine.rules import compile_declarations
             from .retrieval.lanes import FactAccess
             with self.store.reading():
                 gen = self.store.current_generation()
                 graph = self._open_graph()
-                stored = self.store.rule_rows()
-                decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
+                rules, unit_rules = self._read_rules()
                 units = list(self.store.units())
                 facts = FactAccess(self.store)
-            rules: list[Rule] = []
-            if self.default_rules:
-                prog = default_rule_program()
-                rules += [r for r, _ in prog.rules]
-                decls += [d for d, _ in prog.declarations]
-            rules += [r for r, u in stored if u is None] + list(self._extra_rules)
-            decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
-            rules += list(compile_declarations(decls))
-            self._cache = _Cache(gen, graph, tuple(rules), tuple((r, u) for r, u in stored if u is not None),
-                                 units, facts)
+            self._cache = _Cache(gen, graph, rules, unit_rules, units, facts)
         return self._cache
+
+    def _read_rules(self) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, str], ...]]:
+        """The public rules in force (defaults, stored, added, compiled declarations) and the rules of
+        restricted units with their unit ids, read from the store now."""
+        from .engine.rules import compile_declarations
+        stored = self.store.rule_rows()
+        decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
+        rules: list[Rule] = []
+        if self.default_rules:
+            prog = default_rule_program()
+            rules += [r for r, _ in prog.rules]
+            decls += [d for d, _ in prog.declarations]
+        rules += [r for r, u in stored if u is None] + list(self._extra_rules)
+        decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
+        rules += list(compile_declarations(decls))
+        return tuple(rules), tuple((r, u) for r, u in stored if u is not None)
 
     def _open_graph(self):
         """The fact graph: the store's graph file, memory-mapped (rebuilt first when it is missing,

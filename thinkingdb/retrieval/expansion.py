@@ -91,6 +91,59 @@ class SymbolMatcher:
         for phrase, rel in (aliases or {}).items():
             self._add(self._rel, words(phrase), rel)
 
+    def patched(self, symbols: Mapping[str, tuple[str | None, str | None] | None], relations: Iterable[str], *,
+                aliases: Mapping[str, str] | None = None) -> "SymbolMatcher":
+        """A new matcher: this one with each key of ``symbols`` replaced — ``(old label, new label)``
+        where the key was matched with its old label and is now matched with the new one (None
+        on a side: the key is absent there; a label equal to the key adds nothing) — and the relations
+        and aliases read anew. This matcher is left as it is; unchanged entries are shared.
+
+        >>> m = SymbolMatcher(["nginx", "open_ssl"], ["uses"], labels={"open_ssl": "OpenSSL"})
+        >>> n = m.patched({"open_ssl": ("OpenSSL", None), "libc": (None, "libc")}, ["uses"])
+        >>> n.match("nginx uses libc and Open SSL"), m.match("nginx uses libc and Open SSL")
+        ((['libc', 'nginx'], ['uses']), (['nginx', 'open_ssl'], ['uses']))
+        """
+        twin = SymbolMatcher.__new__(SymbolMatcher)
+        twin._tok, twin._stop = self._tok, self._stop
+        twin._sym, twin._forms = dict(self._sym), dict(self._forms)
+        mine: set[tuple[str, ...]] = set()
+        for key, (old, new) in sorted(symbols.items()):
+            if old is not None:
+                for ws in twin._forms.pop(key, ()):
+                    stems = tuple(self._stem(w) for w in ws)
+                    if stems not in twin._sym:
+                        continue
+                    if stems not in mine:
+                        twin._sym[stems], _ = set(twin._sym[stems]), mine.add(stems)
+                    twin._sym[stems].discard(key)
+                    if not twin._sym[stems]:
+                        del twin._sym[stems]
+            if new is not None:
+                for ws in self._key_forms(key, new):
+                    stems = tuple(self._stem(w) for w in ws)
+                    if stems not in mine:
+                        twin._sym[stems], _ = set(twin._sym.get(stems, ())), mine.add(stems)
+                    twin._sym[stems].add(key)
+                    twin._forms.setdefault(key, []).append(tuple(ws))
+        twin._rel = {}
+        for rel in relations:
+            twin._add(twin._rel, words(rel), rel)
+        for phrase, rel in (aliases or {}).items():
+            twin._add(twin._rel, words(phrase), rel)
+        return twin
+
+    def _key_forms(self, key: str, label: str | None) -> list[list[str]]:
+        """The word lists a symbol is matched on (its key's words, and its label's when it differs),
+        as ``__init__`` adds them."""
+        out = []
+        for ws in (words(key), words(_CAMEL_2.sub(" ", _CAMEL_1.sub(" ", label))) if label and label != key else None):
+            if ws is None or not ws or len(ws) > MAX_WORDS:
+                continue
+            if len(ws) == 1 and (ws[0] in self._stop or len(ws[0]) < 2 or ws[0].isdigit()):
+                continue
+            out.append(ws)
+        return out
+
     def _stem(self, w: str) -> str:
         t = self._tok.analyze_word(w)
         return t[0] if t else w

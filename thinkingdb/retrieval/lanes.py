@@ -81,6 +81,16 @@ class CallerView:
         return sorted((f.subject, f.relation, f.object, f.confidence) for f in self.graph.facts())
 
 
+def topic_key(u) -> str | None:
+    """The symbol key a unit's topic names (None: no topic, or one naming no symbol)."""
+    from ..errors import ValidationError
+    from ..normalize import symbol_key
+    try:
+        return symbol_key(u.topic) if u.topic else None
+    except ValidationError:   # a topic of quotes and spaces names no symbol
+        return None
+
+
 def _unit_fields(u) -> dict:
     fields = u.text_fields()
     if u.utility_acts:
@@ -149,13 +159,13 @@ class FactAccess:
 class Lanes:
     """Lane indexes and views of one knowledge base at one store generation."""
 
-    def __init__(self, kb, state) -> None:
+    def __init__(self, kb, state, access: AccessTable | None = None) -> None:
         self.kb = kb
         self.state = state
         self.generation = state.generation
         self.units = state.units
         self.by_id = {u.id: u for u in self.units}
-        self.access = AccessTable(self.units)
+        self.access = access if access is not None else AccessTable(self.units)
         self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
@@ -167,6 +177,7 @@ class Lanes:
         self._all_labels: dict[str, str] | None = None
         self._readers: _LRU = _LRU()
         self._topics: dict[str, list[str]] | None = None
+        self._topics_all: dict[str, list[str]] | None = None
         self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
 
@@ -247,6 +258,16 @@ class Lanes:
                                      "view": "all" if view.everything else view.fingerprint,
                                      "units": view.count})
 
+    def _bm25_version(self, view: View) -> str:
+        return f"bm25:g{self.generation}:{_digest(self._bm25_record(view))}"
+
+    def _hdc_record(self) -> dict:
+        from hdc import FORMAT_VERSION, HDCParams
+        return self._record("hdc", {"format": FORMAT_VERSION, "params": HDCParams().to_dict(), "units": len(self.units)})
+
+    def _hdc_version(self) -> str:
+        return f"hdc:g{self.generation}:{_digest(self._hdc_record())}"
+
     def bm25(self, view: View):
         """``(index, version)`` of the BM25 index over the units of ``view``."""
         key = "all" if view.everything else view.fingerprint
@@ -258,7 +279,7 @@ class Lanes:
         record = self._bm25_record(view)
         name = "bm25" if key == "all" else f"bm25/view/{int(key, 16) % VIEW_SLOTS}"
         data = self._load(name, record)
-        version = f"bm25:g{self.generation}:{_digest(record)}"
+        version = self._bm25_version(view)
         if data is not None:
             try:
                 return BM25Index.load(io.BytesIO(data), tokenizer=self.tokenizer), version
@@ -282,10 +303,10 @@ class Lanes:
 
     def _hdc_build(self):
         import time
-        from hdc import FORMAT_VERSION, HDCIndex, HDCParams
+        from hdc import HDCIndex, HDCParams
         params = HDCParams()
-        record = self._record("hdc", {"format": FORMAT_VERSION, "params": params.to_dict(), "units": len(self.units)})
-        version = f"hdc:g{self.generation}:{_digest(record)}"
+        record = self._hdc_record()
+        version = self._hdc_version()
         data = self._load("hdc", record)
         if data is not None:
             try:
@@ -358,19 +379,20 @@ class Lanes:
         """Symbol key → the units whose topic is that symbol (the units *about* it; filtered by the
         caller's visibility where used)."""
         if self._topics is None:
-            from ..errors import ValidationError
-            from ..normalize import symbol_key
             graph = self.state.graph
+            self._topics = {k: ids for k, ids in self.topic_index().items() if graph.symbol_id(k) is not None}
+        return self._topics
+
+    def topic_index(self) -> dict[str, list[str]]:
+        """Symbol key → the units whose topic names it, whether or not a fact holds the symbol."""
+        if self._topics_all is None:
             topics: dict[str, list[str]] = {}
             for u in self.units:
-                try:
-                    key = symbol_key(u.topic) if u.topic else None
-                except ValidationError:   # a topic of quotes and spaces names no symbol
-                    key = None
-                if key is not None and graph.symbol_id(key) is not None:
+                key = topic_key(u)
+                if key is not None:
                     topics.setdefault(key, []).append(u.id)
-            self._topics = topics
-        return self._topics
+            self._topics_all = topics
+        return self._topics_all
 
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""

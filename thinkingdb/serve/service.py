@@ -20,6 +20,7 @@ one. Writes by other processes are noticed within ``poll_seconds`` and handled t
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -42,7 +43,8 @@ from .snapshot import Snapshot
 __all__ = ["Service", "Principal", "ANONYMOUS", "Unauthorized", "Forbidden", "NotFound", "HOT_VIEWS",
            "NEIGHBOURS"]
 
-HOT_VIEWS = 8          # caller views re-warmed in each new snapshot before it is swapped in
+log = logging.getLogger("thinkingdb.serve")
+HOT_VIEWS = 8          # (caller, day) views re-warmed in each new snapshot before it is swapped in
 NEIGHBOURS = 500       # facts per direction on a symbol page (the answer says when it was cut)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -111,9 +113,10 @@ class Service:
         self._refresh_lock = threading.Lock()   # one snapshot build at a time
         self._write_lock = threading.Lock()     # one writer at a time
         self._writer: KnowledgeBase | None = None
-        self._hot: OrderedDict[tuple, None] = OrderedDict()
+        self._hot: OrderedDict[tuple, frozenset] = OrderedDict()   # (caller, day) -> the lanes it used
         self._checked = time.monotonic()
         self._current = Snapshot(path, default_rules=default_rules)
+        self.refreshes = {"incremental": 0, "full": 0}   # new snapshots derived from the last one, or read whole
         self.closed = False
         for name in warm:
             self.warm(Caller(), name)
@@ -198,9 +201,16 @@ class Service:
             return self._swap()
 
     def _swap(self) -> int:
-        new = Snapshot(self.path, default_rules=self.default_rules)
         try:
-            for caller, day, lanes in list(self._hot):
+            new, derived = self._current.derive(list(self._hot))
+        except ThinkingDBError:
+            raise
+        except Exception:   # noqa: BLE001 - a failed derivation is logged as a full refresh, never served
+            log.exception("deriving the new snapshot failed; reading the store whole")
+            new, derived = Snapshot(self.path, default_rules=self.default_rules), False
+        self.refreshes["incremental" if derived else "full"] += 1
+        try:
+            for (caller, day), lanes in list(self._hot.items()):
                 new.prepare(caller, day, lanes)
         except BaseException:
             new.close()
@@ -214,9 +224,9 @@ class Service:
 
     def _use(self, snap: Snapshot, caller: Caller, day, lanes: tuple[str, ...]):
         view = snap.prepare(caller, day, lanes)
-        key = (caller, day, tuple(sorted(lanes)))
+        key = (caller, day)
         with self._lock:
-            self._hot[key] = None
+            self._hot[key] = self._hot.get(key, frozenset()) | frozenset(lanes)
             self._hot.move_to_end(key)
             while len(self._hot) > HOT_VIEWS:
                 self._hot.popitem(last=False)

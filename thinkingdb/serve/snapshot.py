@@ -29,6 +29,7 @@ class Snapshot:
     """A read-only, pinned view of the store at one generation, with its warm caches."""
 
     def __init__(self, path: str, *, default_rules: bool = True) -> None:
+        self.path, self.default_rules = path, default_rules
         self.kb = KnowledgeBase(path, create=False, readonly=True, default_rules=default_rules)
         conn = self.kb.store.conn
         conn.execute("BEGIN")  # deferred: the first read below takes the snapshot
@@ -42,6 +43,39 @@ class Snapshot:
         self._labels: dict[str, str] | None = None
         self._prov_counts: dict[str | None, int] | None = None
         self._store_stats: dict | None = None
+
+    def derive(self, views: list[tuple]) -> tuple["Snapshot", bool]:
+        """A snapshot of the store as it is now, and whether it was derived from this one plus what the
+        writes since changed (:mod:`thinkingdb.retrieval.incremental`) rather than left to be read and
+        built whole. ``views``: the ``(caller, day)`` pairs whose prepared parts are carried over."""
+        from ..retrieval.incremental import derive, read_changes
+        from ..retrieval.lanes import _CACHE
+        new = Snapshot(self.path, default_rules=self.default_rules)
+        try:
+            old_lanes = _CACHE.get(self.kb)
+            if old_lanes is None or old_lanes.state is not self.kb._cache or new.generation < self.generation:
+                return new, False
+            old_conn, new_conn = self.kb.store.conn, new.kb.store.conn
+            ch = read_changes(old_conn, new_conn, self.generation, new.generation)
+            if ch is None:
+                return new, False
+            today = _dt.date.today()
+            derive(old_lanes, new.kb, ch, [(Caller(), today)] + [v for v in views if v != (Caller(), today)])
+            if self._labels is not None:
+                new._labels = new.kb.labels()
+            if self._prov_counts is not None:
+                counts = dict(self._prov_counts)
+                if ch.origins:
+                    ph = ",".join("?" * len(ch.origins))
+                    sql = f"SELECT unit_id, count(*) FROM provenance WHERE origin IN ({ph}) GROUP BY unit_id"
+                    for conn, sign in ((old_conn, -1), (new_conn, 1)):
+                        for uid, n in conn.execute(sql, sorted(ch.origins)).fetchall():
+                            counts[uid] = counts.get(uid, 0) + sign * n
+                new._prov_counts = {u: n for u, n in counts.items() if n}
+        except BaseException:
+            new.close()
+            raise
+        return new, True
 
     # -- lifecycle --------------------------------------------------------------------------------
     def close(self) -> None:
@@ -109,8 +143,14 @@ class Snapshot:
             if self._prov_counts is None:
                 self._prov_counts = dict(self.kb.store.conn.execute(
                     "SELECT unit_id, count(*) FROM provenance GROUP BY unit_id").fetchall())
-            if self._store_stats is None:
-                self._store_stats = self.kb.stats()
+            if self._store_stats is None:   # the store-wide counts the view does not replace (small tables)
+                from ..store.sqlite import SCHEMA_VERSION
+                q = lambda sql: self.kb.store.conn.execute(sql).fetchone()[0]  # noqa: E731
+                self._store_stats = {
+                    "rules": q("SELECT count(DISTINCT name) FROM rules"),
+                    "declarations": q("SELECT count(*) FROM (SELECT DISTINCT relation, kind, other FROM declarations)"),
+                    "aliases": q("SELECT count(DISTINCT phrase) FROM aliases"), "sources": q("SELECT count(*) FROM sources"),
+                    "schema_version": SCHEMA_VERSION}
         visible = self.visible_unit(view)
         prov = sum(n for uid, n in self._prov_counts.items() if uid is None or visible(uid))
         g = self.graph(view)
