@@ -133,7 +133,7 @@ def derive(old_lanes, kb, ch: Changes, views: list[tuple]) -> object:
     """The lanes of ``kb`` (a knowledge base pinned at the new generation) derived from ``old_lanes``
     and the changes ``ch``; what ``views`` — ``(caller, day)`` pairs — had built in the old lanes is
     carried over. Sets ``kb``'s state, so :func:`~thinkingdb.retrieval.lanes.lanes_for` returns them."""
-    from ..api import _Cache
+    from dataclasses import replace
     from .lanes import _CACHE, Lanes, topic_key
     old_state = old_lanes.state
     gen = kb.store.current_generation()
@@ -141,7 +141,7 @@ def derive(old_lanes, kb, ch: Changes, views: list[tuple]) -> object:
     rules, unit_rules = kb._read_rules()
     units = _units(old_state.units, ch)
     facts, triples, _ = _fact_access(old_state.facts, kb.store.conn, ch, old_state.facts.unit_facts)
-    state = _Cache(gen, graph, rules, unit_rules, units, facts)
+    state = replace(old_state, generation=gen, graph=graph, rules=rules, unit_rules=unit_rules, units=units, facts=facts)
     kb._cache = state
     changed_units = ch.unit_ids
     access = old_lanes.access if not changed_units else AccessTable(units)
