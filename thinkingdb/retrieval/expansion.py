@@ -106,25 +106,26 @@ class SymbolMatcher:
         twin = SymbolMatcher.__new__(SymbolMatcher)
         twin._tok, twin._stop = self._tok, self._stop
         twin._sym, twin._forms = dict(self._sym), dict(self._forms)
-        mine: set[tuple[str, ...]] = set()
+        mine: set[tuple[str, ...]] = set()   # entries copied already (the old matcher's sets are shared)
+
+        def own(stems: tuple[str, ...]) -> set[str]:
+            if stems not in mine or stems not in twin._sym:
+                twin._sym[stems] = set(twin._sym.get(stems, ()))
+                mine.add(stems)
+            return twin._sym[stems]
+
         for key, (old, new) in sorted(symbols.items()):
             if old is not None:
                 for ws in twin._forms.pop(key, ()):
                     stems = tuple(self._stem(w) for w in ws)
-                    if stems not in twin._sym:
-                        continue
-                    if stems not in mine:
-                        twin._sym[stems], _ = set(twin._sym[stems]), mine.add(stems)
-                    twin._sym[stems].discard(key)
-                    if not twin._sym[stems]:
-                        del twin._sym[stems]
+                    if stems in twin._sym:
+                        own(stems).discard(key)
+                        if not twin._sym[stems]:
+                            del twin._sym[stems]
             if new is not None:
                 for ws in self._key_forms(key, new):
-                    stems = tuple(self._stem(w) for w in ws)
-                    if stems not in mine:
-                        twin._sym[stems], _ = set(twin._sym.get(stems, ())), mine.add(stems)
-                    twin._sym[stems].add(key)
-                    twin._forms.setdefault(key, []).append(tuple(ws))
+                    own(tuple(self._stem(w) for w in ws)).add(key)
+                    twin._forms[key] = twin._forms.get(key, []) + [tuple(ws)]   # a new list: never the old one's
         twin._rel = {}
         for rel in relations:
             twin._add(twin._rel, words(rel), rel)
