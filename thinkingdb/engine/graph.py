@@ -272,14 +272,15 @@ class FactGraph:
                 row(1, r, o, True)[s] = float(c)
         for sid in sorted(touched, reverse=True):   # highest first: a moved id is never one still to check
             if not any(sid in g._out[r] or sid in g._in[r] for r in range(len(g._rels))):
-                g._drop_symbol(sid, row)
+                g._drop_symbol(sid, row, own)
         return g
 
     def _unmap_copy_required(self) -> None:
         raise TypeError("a graph-file graph is patched through its delta file, not in memory")
 
-    def _drop_symbol(self, sid: int, row) -> None:
-        """Forget a symbol without facts; the last symbol moves into its id (its rows re-keyed)."""
+    def _drop_symbol(self, sid: int, row, own: set) -> None:
+        """Forget a symbol without facts; the last symbol moves into its id (its rows re-keyed, and
+        ``own``, the rows this patch copied, follows them: a moved row is still shared unless it was)."""
         last = len(self._syms) - 1
         del self._sym[self._syms[sid]]
         if sid != last:
@@ -294,9 +295,15 @@ class FactGraph:
                         if x != last:    # the far end's row names the moved symbol: re-key it
                             far = row(other, r, x, True)
                             far[sid] = far.pop(last)
+                    if (d, r, last) in own:
+                        own.discard((d, r, last))
+                        own.add((d, r, sid))
+                    else:
+                        own.discard((d, r, sid))
                     if last in moved:    # a self-loop: the row names the symbol itself
                         moved = dict(moved)
                         moved[sid] = moved.pop(last)
+                        own.add((d, r, sid))
                     idx[sid] = moved
             self._syms[sid] = key
             self._sym[key] = sid
