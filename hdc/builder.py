@@ -10,7 +10,7 @@ import numpy.typing as npt
 from .tokenrows import TokenCache
 from .errors import FieldError
 
-__all__ = ["add_pairs"]
+__all__ = ["add_pairs", "fork_index"]
 
 _MATRIX_FIELDS = ("topic", "claim", "acts")
 
@@ -68,3 +68,23 @@ def add_pairs(index: Any, units: Iterable[tuple[str, Mapping[str, str | Sequence
         index._filter_cache = None
         raise
     return read
+
+
+def fork_index(index: Any) -> Any:
+    """An independent copy of an :class:`~hdc.index.HDCIndex` to change while the original keeps
+    serving searches: the vectors are copied, not encoded again.
+
+    >>> from hdc import HDCIndex, HDCParams
+    >>> idx = HDCIndex(HDCParams(dim=1024)); idx.add("a", {"topic": "laptop returns"})
+    >>> new = idx.fork(); new.remove("a"); len(idx), len(new)
+    (1, 0)
+    """
+    twin = type(index).__new__(type(index))
+    twin.__dict__.update(index.__dict__)
+    twin._ids, twin._slot = list(index._ids), dict(index._slot)
+    twin._roles, twin._role_code_of = list(index._roles), dict(index._role_code_of)
+    twin._mat = {f: m.copy() for f, m in index._mat.items()}
+    twin._has = {f: h.copy() for f, h in index._has.items()}
+    twin._role = index._role.copy()
+    twin._filter_cache = None
+    return twin

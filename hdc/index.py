@@ -19,7 +19,7 @@ from typing import IO, Collection, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .builder import add_pairs
+from .builder import add_pairs, fork_index
 from .encoders import TokenizerFn, UnitEncoder, UnitVectors, default_tokenizer, encode_role
 from .errors import FieldError, IndexFormatError, ParamsError, UnknownUnitError
 from .ops import batch_hamming, similarity
@@ -179,23 +179,7 @@ class HDCIndex:
         """
         return add_pairs(self, units, batch_size)
 
-    def fork(self) -> "HDCIndex":
-        """An independent copy to change while this one keeps serving searches (the vectors are
-        copied, not encoded again).
-
-        >>> idx = HDCIndex(HDCParams(dim=1024)); idx.add("a", {"topic": "laptop returns"})
-        >>> new = idx.fork(); new.remove("a"); len(idx), len(new)
-        (1, 0)
-        """
-        twin = HDCIndex.__new__(HDCIndex)
-        twin.__dict__.update(self.__dict__)
-        twin._ids, twin._slot = list(self._ids), dict(self._slot)
-        twin._roles, twin._role_code_of = list(self._roles), dict(self._role_code_of)
-        twin._mat = {f: m.copy() for f, m in self._mat.items()}
-        twin._has = {f: h.copy() for f, h in self._has.items()}
-        twin._role = self._role.copy()
-        twin._filter_cache = None
-        return twin
+    fork = fork_index   # an independent copy to change while this one keeps serving (vectors copied)
 
     def update(self, unit_id: str, fields: Mapping[str, str | Sequence[str]]) -> None:
         """Replace the fields of an existing unit (all of them); unknown id: :class:`hdc.UnknownUnitError`."""
