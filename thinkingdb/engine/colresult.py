@@ -113,6 +113,49 @@ class ColumnarResult(FactView):
         _, _, rule_idx, aux = self._run.facts.version(f, int(self._run.facts.round.a[f]))
         return self.rules[rule_idx], self._premises(rule_idx, key, aux)
 
+    def derived_arrays(self):
+        """Every derived fact's best derivation in bulk, one group per (relation, rule): yields
+        ``(s, r, o, score, depth, rule_idx, prems)`` with ``s``/``o``/``score``/``depth`` arrays,
+        ``r``/``rule_idx`` ints and ``prems`` an int array (rows × premises × 3 of s, r, o ids) —
+        the same rows :meth:`step` gives one at a time, without a Python object per fact."""
+        run = self._run
+        fa = run.facts
+        for r, ix in run.so.items():
+            k, f = ix.merged()
+            keep = fa.round.a[f] > 0
+            k, f = k[keep], f[keep]
+            rule = fa.rule.a[f]
+            for ri in np.unique(rule).tolist():
+                sel = rule == ri
+                fs = f[sel]
+                s, o = k[sel] // run.n, k[sel] % run.n
+                yield (s, r, o, fa.score.a[fs], fa.round.a[fs], ri,
+                       self._premise_arrays(ri, s, o, fa.aux.a[fs]))
+
+    def _premise_arrays(self, rule_idx: int, s: np.ndarray, o: np.ndarray, aux: np.ndarray) -> np.ndarray:
+        """:meth:`_premises` for many heads of one rule at once."""
+        run = self._run
+        ir = run.program.rules[rule_idx]
+        h = ir.rule.head
+        e = run.n_extras[rule_idx]
+        if e == 0:
+            ext = np.zeros((len(s), 0), dtype=np.int64)
+        elif e == 1:
+            ext = aux.reshape(-1, 1)
+        else:
+            ext = run.ext_tables[rule_idx].a.reshape(-1, e)[aux]
+        env: dict = {v: ext[:, i] for i, v in enumerate(ir.extras)}
+        if isinstance(h.subject, Var):
+            env[h.subject] = s
+        if isinstance(h.object, Var):
+            env[h.object] = o
+        out = np.empty((len(s), len(ir.rule.premises), 3), dtype=np.int64)
+        for j, p in enumerate(ir.rule.premises):
+            out[:, j, 0] = env[p.subject] if isinstance(p.subject, Var) else run.sym[p.subject]
+            out[:, j, 1] = run.rid[p.relation]
+            out[:, j, 2] = env[p.object] if isinstance(p.object, Var) else run.sym[p.object]
+        return out
+
     def _premises(self, rule_idx: int, key, aux: int) -> list[tuple[int, int, int]]:
         run = self._run
         ir = run.program.rules[rule_idx]

@@ -68,6 +68,18 @@ class Ids:
             self._local_keys = sorted(self.local_syms, key=self.local_syms.__getitem__)
         return self._local_keys[sid - n]
 
+    def sym_keys(self):
+        """Every symbol key as a numpy object array indexed by id (local keys included), for
+        turning id columns into key columns in bulk."""
+        import numpy as np
+
+        if len(self._local_keys) != len(self.local_syms):
+            self._local_keys = sorted(self.local_syms, key=self.local_syms.__getitem__)
+        keys = np.empty(self.n_syms, dtype=object)
+        keys[:len(self.g._syms)] = list(self.g._syms)
+        keys[len(self.g._syms):] = self._local_keys
+        return keys
+
     def rel_key(self, rid: int) -> str:
         n = len(self.g._rels)
         if rid < n:

@@ -110,27 +110,17 @@ def spark_session(master: str, conf: dict[str, str]):
     return spark
 
 
-def _read_local(inputs: str, vocab: Vocabulary) -> list[Fact]:
-    """The same input layout read in process (Parquet through pyarrow, TSV through the ingest reader)."""
+def _read_local(inputs: str, vocab: Vocabulary):
+    """The same input layout read in process: a graph (Parquet files in bulk, through pyarrow and a
+    temporary graph file) or a list of facts (TSV, through the ingest reader)."""
     from .io import expand_inputs
 
     fmt, files = expand_inputs(inputs)
-    facts: list[Fact] = []
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        for f in files:
-            t = pq.read_table(f)
-            cols = t.column_names
-            conf = t.column("c").to_pylist() if "c" in cols else [1.0] * t.num_rows
-            for s, r, o, c in zip(t.column("s").to_pylist(), t.column("r").to_pylist(), t.column("o").to_pylist(), conf):
-                try:
-                    facts.append(Fact(s, r, o, c))
-                except ValidationError as exc:
-                    raise IngestError([Diagnostic(f, 0, 0, str(exc))]) from None
-        return facts
+        return _read_parquet_graph(files)
     from ..store.ingest import read_tsv
 
+    facts: list[Fact] = []
     for f in files:
         for batch in read_tsv(f, f, vocab):
             if batch.rejects:
@@ -139,14 +129,97 @@ def _read_local(inputs: str, vocab: Vocabulary) -> list[Fact]:
     return facts
 
 
+def _read_parquet_graph(files: list[str]):
+    """Parquet facts ``s, r, o[, c]`` as a read-only graph, without a Python object per fact: the
+    columns are encoded to sorted ids, duplicates keep their largest confidence (as
+    :meth:`FactGraph.add` does), and the arrays are written to a temporary graph file
+    (:mod:`thinkingdb.store.graphfile`) that the graph maps. A bad record stops the run with its file."""
+    import tempfile
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ..engine.graph import FactGraph
+    from ..store.graphfile import Stamp, open_graph, write_graph
+
+    cols: dict[str, list] = {"s": [], "r": [], "o": [], "c": []}
+    for f in files:
+        try:
+            t = pq.read_table(f)
+        except (pa.ArrowException, OSError) as exc:
+            raise IngestError([Diagnostic(f, 0, 0, f"not a readable Parquet file: {exc}")]) from None
+        missing = {"s", "r", "o"} - set(t.column_names)
+        if missing:
+            raise IngestError([Diagnostic(f, 0, 0, f"Parquet facts need columns s, r, o (and c); "
+                                          f"missing {sorted(missing)}")])
+        part = {k: t.column(k).cast(pa.string()) for k in "sro"}
+        part["c"] = (t.column("c").cast(pa.float64()) if "c" in t.column_names
+                     else pa.chunked_array([pa.array(np.ones(t.num_rows))]))
+        bad = pc.or_kleene(pc.or_kleene(pc.is_null(part["c"]), pc.is_nan(part["c"])),
+                           pc.or_kleene(pc.less(part["c"], 0.0), pc.greater(part["c"], 1.0)))
+        for k in "sro":
+            bad = pc.or_kleene(bad, pc.or_kleene(pc.is_null(part[k]), pc.equal(pc.utf8_trim_whitespace(part[k]), "")))
+        bad = pc.fill_null(bad, True)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            row = [part[k][i].as_py() for k in "sroc"]
+            raise IngestError([Diagnostic(f, i + 1, 0, f"record {i + 1}: fact {row[0]!r} {row[1]!r} {row[2]!r}: "
+                                          f"keys must be non-empty and the confidence in [0, 1], got {row[3]!r}")])
+        for k in cols:
+            cols[k].extend(part[k].chunks)
+    if not any(len(c) for c in cols["s"]):
+        return FactGraph()
+    s_col, o_col, r_col = (pa.chunked_array(cols[k], pa.string()) for k in "sor")
+    conf = pa.chunked_array(cols["c"], pa.float64()).to_numpy()
+    symbols = pc.unique(pa.chunked_array(s_col.chunks + o_col.chunks, pa.string())).sort()
+    relations = pc.unique(r_col).sort()
+    s = pc.index_in(s_col, symbols).to_numpy().astype(np.int64)
+    o = pc.index_in(o_col, symbols).to_numpy().astype(np.int64)
+    r = pc.index_in(r_col, relations).to_numpy().astype(np.int64)
+    n = len(symbols)
+    key = (r * n + s) * n + o if len(relations) * n * n < 2 ** 62 else None
+    if key is not None:
+        order = np.lexsort((-conf, key))                 # per triple, the largest confidence first
+        key, conf = key[order], conf[order]
+        first = np.ones(len(key), dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        key, conf = key[first], conf[first]
+        r, s, o = key // n // n, key // n % n, key % n
+    else:   # pragma: no cover - more than 2**31 symbols
+        raise ValidationError("too many distinct symbols for the in-process engine; use --engine spark")
+    path = tempfile.NamedTemporaryFile(prefix="tdb-materialize-", suffix=".graph", delete=False).name
+    try:
+        write_graph(path, Stamp(0, "materialize", 0), symbols.to_pylist(), relations.to_pylist(), s, r, o, conf)
+        arrays = open_graph(path)
+    finally:
+        os.unlink(path)   # the mapping stays valid after the name is gone
+    if arrays is None:   # pragma: no cover - a file just written
+        raise ValidationError("could not map the temporary graph file")
+    return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, "<parquet input>")
+
+
 def _materialize_local(inputs, out, rules, vocab, max_depth, on_round, t0) -> MaterializeReport:
     from ..engine.closure import closure
     from ..engine.graph import FactGraph
     from ..model import Limits
 
-    facts = _read_local(inputs, vocab)
-    res = closure(FactGraph(facts), rules, limits=Limits(max_depth=max_depth, max_nodes=None, max_derived=None,
-                                                         timeout_ms=None))
+    read = _read_local(inputs, vocab)
+    g = read if isinstance(read, FactGraph) else FactGraph(read)
+    res = closure(g, rules, limits=Limits(max_depth=max_depth, max_nodes=None, max_derived=None, timeout_ms=None))
+    path = os.path.join(out, "part-00000.parquet")
+    if hasattr(res, "derived_arrays"):
+        n = write_arrays_parquet(res, path)
+    else:
+        n = write_rows_parquet(_step_rows(res), path)
+    if on_round is not None:
+        on_round(res.stats.rounds, n, 0, time.perf_counter() - t0)
+    return MaterializeReport("local", res.stats.rounds, n, res.truncated, time.perf_counter() - t0, out)
+
+
+def _step_rows(res) -> list[tuple]:
+    """One output row per derived fact, read one fact at a time (engines without bulk arrays)."""
     rows = []
     ids = res.ids
     step = getattr(res, "step", None)  # one step per fact where the engine keeps it; else the proof's top
@@ -163,25 +236,63 @@ def _materialize_local(inputs, out, rules, vocab, max_depth, on_round, t0) -> Ma
             prem = [{"s": p.conclusion.subject, "r": p.conclusion.relation, "o": p.conclusion.object}
                     for p in proof.premises]
         rows.append((t.subject, t.relation, t.object, score, depth, name, weight, prem))
-    write_rows_parquet(rows, os.path.join(out, "part-00000.parquet"))
-    if on_round is not None:
-        on_round(res.stats.rounds, len(rows), 0, time.perf_counter() - t0)
-    return MaterializeReport("local", res.stats.rounds, len(rows), res.truncated, time.perf_counter() - t0, out)
+    return rows
 
 
-def write_rows_parquet(rows: list[tuple], path: str) -> None:
-    """Derived-fact rows in the output schema, as one Parquet file."""
+def write_arrays_parquet(res, path: str) -> int:
+    """The derived facts of a result with ``derived_arrays`` (the columnar engine) as one Parquet
+    file in the output schema, built column by column; returns the number of rows."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    prem_type = pa.list_(pa.struct([("s", pa.string()), ("r", pa.string()), ("o", pa.string())]))
-    cols = list(zip(*rows)) if rows else [[] for _ in DERIVED_COLUMNS]
-    table = pa.table({"s": pa.array(cols[0], pa.string()), "r": pa.array(cols[1], pa.string()),
-                      "o": pa.array(cols[2], pa.string()), "score": pa.array(cols[3], pa.float64()),
-                      "depth": pa.array(cols[4], pa.int32()), "rule": pa.array(cols[5], pa.string()),
-                      "weight": pa.array(cols[6], pa.float64()), "prem": pa.array(cols[7], prem_type)})
+    keys = res.ids.sym_keys()
+    rels = np.array([res.ids.rel_key(i) for i in range(len(res.g._rels) + len(res.ids.local_rels))], dtype=object)
+    prem_struct = pa.struct([("s", pa.string()), ("r", pa.string()), ("o", pa.string())])
+    tables = []
+    for s, r, o, score, depth, ri, prems in res.derived_arrays():
+        m, k = len(s), prems.shape[1]
+        rule = res.rules[ri]
+        flat = prems.reshape(-1, 3)
+        prem = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, m * k + 1, k, dtype=np.int32)),
+            pa.StructArray.from_arrays([pa.array(keys[flat[:, 0]], pa.string()), pa.array(rels[flat[:, 1]], pa.string()),
+                                        pa.array(keys[flat[:, 2]], pa.string())], fields=list(prem_struct)))
+        tables.append(pa.table({"s": pa.array(keys[s], pa.string()), "r": pa.array(np.full(m, rels[r], dtype=object),
+                                                                                    pa.string()),
+                                "o": pa.array(keys[o], pa.string()), "score": pa.array(score, pa.float64()),
+                                "depth": pa.array(depth, pa.int32()),
+                                "rule": pa.array(np.full(m, rule.name, dtype=object), pa.string()),
+                                "weight": pa.array(np.full(m, rule.weight), pa.float64()), "prem": prem}))
+    table = pa.concat_tables(tables) if tables else _empty_table()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     pq.write_table(table, path)
+    return table.num_rows
+
+
+def _empty_table():
+    return _rows_table([])
+
+
+def write_rows_parquet(rows: list[tuple], path: str) -> int:
+    """Derived-fact rows in the output schema, as one Parquet file; returns the number of rows."""
+    import pyarrow.parquet as pq
+
+    table = _rows_table(rows)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(table, path)
+    return table.num_rows
+
+
+def _rows_table(rows: list[tuple]):
+    import pyarrow as pa
+
+    prem_type = pa.list_(pa.struct([("s", pa.string()), ("r", pa.string()), ("o", pa.string())]))
+    cols = list(zip(*rows)) if rows else [[] for _ in DERIVED_COLUMNS]
+    return pa.table({"s": pa.array(cols[0], pa.string()), "r": pa.array(cols[1], pa.string()),
+                     "o": pa.array(cols[2], pa.string()), "score": pa.array(cols[3], pa.float64()),
+                     "depth": pa.array(cols[4], pa.int32()), "rule": pa.array(cols[5], pa.string()),
+                     "weight": pa.array(cols[6], pa.float64()), "prem": pa.array(cols[7], prem_type)})
 
 
 def write_facts_parquet(rows: Iterable[tuple[str, str, str, float]], out: str, overwrite: bool = False) -> int:
