@@ -118,7 +118,16 @@ def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | N
 
 
 def _shuffle_bytes() -> int | None:
-    """Shuffle bytes written over all stages, from Spark's REST status endpoint on loopback."""
+    """Shuffle bytes written over all stages of this process's Spark application: from the
+    driver's status store (through py4j), else from the REST status endpoint on loopback."""
+    try:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        stages = spark.sparkContext._jsc.sc().statusStore().stageList(None)
+        return sum(int(stages.apply(i).shuffleWriteBytes()) for i in range(stages.size()))
+    except Exception:  # noqa: BLE001 - fall back to the REST endpoint
+        pass
     try:
         base = "http://127.0.0.1:4047/api/v1/applications"
         apps = json.load(urllib.request.urlopen(base, timeout=5))
