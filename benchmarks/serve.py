@@ -1,6 +1,6 @@
 """Serving benchmark: a bounded load test of ``thinkingdb serve`` on loopback, beside in-process calls.
 
-    python benchmarks/serve.py [--units 100000] [--facts 1000000] [--db PATH] [--clients 8]
+    python benchmarks/serve.py [--units 100000] [--facts 1000000] [--db PATH] [--cache DIR] [--clients 8]
                                [--seconds 60] [--seed 7] [--data ../shared/data]
 
 The knowledge base is the one of ``benchmarks/retrieval.py`` (same generator, same seed: ``--units``
@@ -165,6 +165,10 @@ def report(title: str, run: dict, baseline: dict[str, list[float]]) -> None:
               f"{pct(ms, 99):>8.2f} {errs:>6}   {side}")
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,6 +180,8 @@ def main(argv=None) -> int:
     ap.add_argument("--units", type=int, default=100_000)
     ap.add_argument("--facts", type=int, default=1_000_000)
     ap.add_argument("--db", help="reuse or create this store (default: a temporary file)")
+    ap.add_argument("--cache", help="keep the generated store (and its saved indexes) in this folder and run on a "
+                                    "copy of it, so later runs skip the build and phase 2's ingests never reach it")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--requests", type=int, default=200, help="requests per endpoint in the mix (default 200)")
@@ -184,6 +190,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     print(f"machine: {describe('numpy', 'starlette', 'uvicorn', 'httpx')}")
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="tdb-serve-"), "kb.sqlite")
+    if args.cache:
+        os.makedirs(args.cache, exist_ok=True)
+        db, run_db = os.path.join(args.cache, "kb.sqlite"), db
     cran = Path(args.data) / "cranfield"
     if not os.path.exists(db):
         gen = Path(db).with_suffix(".units.jsonl")
@@ -192,6 +201,20 @@ def main(argv=None) -> int:
         with KnowledgeBase(db) as kb:
             rep = kb.ingest([str(gen)], progress=False)
         print(f"generated and ingested {rep.units:,} units, {rep.facts:,} facts in {time.perf_counter() - t0:.1f} s")
+        if args.cache:      # the saved indexes go into the cache too (what `thinkingdb index` does)
+            from thinkingdb.retrieval.lanes import lanes_for
+            from thinkingdb.store.access import Caller, parse_date
+            with KnowledgeBase(db, create=False) as kb:
+                lanes = lanes_for(kb)
+                for c, day in ((Caller(), None), (CALLER, AS_OF)):
+                    lanes.prepare(lanes.access.view(c, parse_date(day)), ("bm25", "hdc"))
+    if args.cache:
+        import shutil
+        for suffix in ("", ".graph"):
+            if os.path.exists(db + suffix):
+                shutil.copy(db + suffix, run_db + suffix)
+        print(f"store copied from the cache {args.cache} to {run_db}")
+        db = run_db
     with Store(db, create=False) as st:
         _, reader = add_key(st, "bench-reader", tags=CALLER.tags, region=CALLER.region)
         _, writer = add_key(st, "bench-writer", writer=True)
@@ -235,9 +258,12 @@ def main(argv=None) -> int:
         print(f"\nload: {args.clients} clients x {args.seconds:g} s; mix of {len(requests):,} requests "
               f"({args.requests} per endpoint), caller {CALLER.to_json()}, as of {AS_OF}")
         baseline = in_process(db, requests, who)
+        print(f"load average before phase 1: {_load()}")
         report("phase 1, reads only", asyncio.run(load(url, reader, requests, args.clients, args.seconds, None)), baseline)
+        print(f"load average after phase 1: {_load()}")
         report("phase 2, reads with an ingest client", asyncio.run(load(url, reader, requests, args.clients,
                                                                         args.seconds, writer)), baseline)
+        print(f"load average after phase 2: {_load()}")
     finally:
         server.terminate()
         server.wait(timeout=60)
