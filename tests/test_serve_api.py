@@ -230,6 +230,34 @@ def test_bad_requests_are_400_with_a_message_never_a_traceback(served, raw, mess
     assert "Traceback" not in r.text and 'File "' not in r.text
 
 
+# every POST endpoint: the required field each needs, and a value of the wrong type for it
+POSTS = [("/search", "text", 5, "expected a string, got an integer"),
+         ("/query", "query", ["? a r ?x"], "expected a string, got an array"),
+         ("/why", "fact", {"s": 1}, "expected a string, got an object"),
+         ("/provenance", "facts", "a r b", "expected an array, got a string"),
+         ("/ingest", "files", 3, "expected an array, got an integer")]
+
+
+@pytest.mark.parametrize("path,field,wrong,type_message", POSTS)
+def test_every_post_endpoint_answers_bad_json_with_400_and_a_message(served, path, field, wrong, type_message):
+    db, client, tokens = served
+    gen = client.get("/health").json()["generation"]
+    cases = [(b"{", "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
+             (b"[1, 2]", "the request body must be a JSON object, got an array"),
+             (b"{}", f"missing field {field!r}"),
+             (json.dumps({field: wrong}).encode(), f"field {field!r}: {type_message}"),
+             (json.dumps({field: wrong, "colour": 1}).encode(), "unknown field 'colour'"),
+             (b"\xff\xfe{}", "not UTF-8")]
+    for token in ("clerk", "writer"):         # a writer's ingest is refused for its body too
+        for raw, message in cases:
+            r = client.post(path, content=raw, headers={"Authorization": f"Bearer {tokens[token]}",
+                                                        "Content-Type": "application/json"})
+            assert r.status_code == 400, (path, raw, r.text)
+            assert message in r.json()["error"]["message"], (path, raw, r.json())
+            assert "Traceback" not in r.text and 'File "' not in r.text
+    assert client.get("/health").json()["generation"] == gen     # nothing was written
+
+
 def test_query_and_why_errors_name_the_place(served):
     _, client, tokens = served
     r = call(client, "post", "/query", {"query": "? nginx depends_on ("}, tokens["clerk"])
@@ -364,6 +392,7 @@ def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path):
                 t.join()
         final = call(client, "post", "/query", {"query": "? c0 link+ ?x"}, tokens["public"]).json()
     service.close()
+    assert service.refreshes == {"incremental": 4, "full": 0}   # each new state derived from the last one
     assert errors == []
     assert set(lengths) <= {0, 3, 7, 12, 20} and len(lengths) > 8
     assert len(final["answers"]) == 20
