@@ -3,7 +3,9 @@
 Symbols and relations are interned as small integers so the hot paths (joins, path walks) hash ints,
 not strings. Asserted facts live in two indexes per relation, by subject and by object, each mapping a
 bound position to ``{other end: confidence}``; those are the indexes joins use on bound positions.
-A duplicate triple keeps the highest confidence (SPEC §3).
+A relation's by-object index is built from its by-subject one the first time it is read, then kept
+up to date (:class:`_ByObject`): a closure over whole relations never reads it, and it is half of
+the graph's memory. A duplicate triple keeps the highest confidence (SPEC §3).
 
 A graph opened from a graph file (:meth:`FactGraph.mapped`, see :mod:`thinkingdb.engine.mapped`) keeps
 the same indexes as read-only views over the memory-mapped arrays: a row, a symbol or a relation is
@@ -45,7 +47,7 @@ class FactGraph:
         self._rel: dict[str, int] = {}
         self._rels: list[str] = []
         self._out: list[dict[int, dict[int, float]]] = []   # rel -> subject -> {object: confidence}
-        self._in: list[dict[int, dict[int, float]]] = []    # rel -> object -> {subject: confidence}
+        self._in: _ByObject = _ByObject(self._out)          # rel -> object -> {subject: confidence}
         self._count = 0
         self._rel_sizes: list[int] = []                      # rel -> number of asserted facts
         self.version = 0
@@ -122,7 +124,7 @@ class FactGraph:
         self._syms = list(self._syms)
         self._sym = {k: i for i, k in enumerate(self._syms)}
         self._out = [dict(ix.items()) for ix in self._out]
-        self._in = [dict(ix.items()) for ix in self._in]
+        self._in = _ByObject(self._out, [dict(ix.items()) for ix in self._in])
         self._mapped = False
 
     def key_rank(self, key: str) -> float:
@@ -156,7 +158,7 @@ class FactGraph:
             rid = self._rel[key] = len(self._rels)
             self._rels.append(key)
             self._out.append({})
-            self._in.append({})
+            self._in.append(None)   # built when first read
             self._rel_sizes.append(0)
         return rid
 
@@ -204,10 +206,12 @@ class FactGraph:
         elif old >= conf:
             return
         row[o] = conf
-        col = self._in[r].get(o)
-        if col is None:
-            col = self._in[r][o] = {}
-        col[s] = conf
+        by_o = self._in.built(r)
+        if by_o is not None:
+            col = by_o.get(o)
+            if col is None:
+                col = by_o[o] = {}
+            col[s] = conf
         self.version += 1
 
     def patched(self, changes: Mapping[Triple, float | None]) -> "FactGraph":
@@ -373,6 +377,44 @@ class FactGraph:
             rel_rank[rid] = rank
         self._rank_cache = (len(self._syms) + (len(self._rels) << 40), sym_rank, rel_rank)
         return sym_rank, rel_rank
+
+
+class _ByObject(list):
+    """The by-object indexes of a plain graph, one per relation id (``None`` until built): reading
+    ``ix[r]`` builds relation ``r``'s ``{object: {subject: confidence}}`` from the by-subject index
+    ``out[r]`` the first time, in the by-subject index's order.
+
+    >>> out = [{1: {2: 1.0, 3: 0.5}, 4: {2: 1.0}}]
+    >>> ix = _ByObject(out, [None])
+    >>> ix.built(0) is None, ix[0], ix.built(0) is ix[0]
+    (True, {2: {1: 1.0, 4: 1.0}, 3: {1: 0.5}}, True)
+    """
+
+    __slots__ = ("_out",)
+
+    def __init__(self, out: list, items: Iterable = ()) -> None:
+        super().__init__(items)
+        self._out = out
+
+    def built(self, r: int) -> dict | None:
+        """Relation ``r``'s index if it was built, else None (without building it)."""
+        return list.__getitem__(self, r)
+
+    def __getitem__(self, r):   # an int: relation ids are never sliced
+        ix = list.__getitem__(self, r)
+        if ix is None:
+            ix = {}
+            for s, row in self._out[r].items():
+                for o, c in row.items():
+                    col = ix.get(o)
+                    if col is None:
+                        col = ix[o] = {}
+                    col[s] = c
+            list.__setitem__(self, r, ix)   # one assignment: a concurrent reader sees all or nothing
+        return ix
+
+    def __iter__(self):
+        return (self[r] for r in range(len(self)))
 
 
 def relation_arrays(g: FactGraph, r: int, scope=None):
