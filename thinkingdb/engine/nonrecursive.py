@@ -35,7 +35,8 @@ from .graph import relation_arrays
 from .proofs import Proof
 from .results import FactView
 
-CHUNK = 1 << 17   # 2-path candidates materialised at once (about 100 bytes each, transiently)
+CHUNK = 1 << 15   # 2-path candidates materialised at once (about 100 bytes each, transiently; 1 << 17 was
+                  # no faster at 100k and 1M edges and held 8 MB more)
 
 
 class _Shape:
@@ -142,7 +143,7 @@ def run_one_round(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, de
     for h in list(pieces):
         outs = pieces.pop(h)
         if outs:
-            heads[h] = outs[0] if len(outs) == 1 else _Heads.concat(outs)
+            heads[h] = outs[0] if len(outs) == 1 else _Heads.concat(outs, consume=True)
             del outs
     truncated = None
     total = sum(len(v.key) for v in heads.values())
@@ -319,8 +320,16 @@ class _Heads:
         return _Heads(self.key[idx], self.y[idx], self.rule[idx], self.score[idx])
 
     @staticmethod
-    def concat(parts) -> _Heads:
-        return _Heads(*(np.concatenate([getattr(p, a) for p in parts]) for a in ("key", "y", "rule", "score")))
+    def concat(parts, consume: bool = False) -> _Heads:
+        """The parts one after the other; ``consume``: each column of the parts is released once it
+        is copied (the parts are unusable after), so the copy never holds two of every column."""
+        cols = []
+        for a in ("key", "y", "rule", "score"):
+            cols.append(np.concatenate([getattr(p, a) for p in parts]))
+            if consume:
+                for p in parts:
+                    setattr(p, a, None)
+        return _Heads(*cols)
 
     def find(self, k: int) -> int:
         i = int(np.searchsorted(self.key, k))
