@@ -120,6 +120,7 @@ class _Run:
         self.sym = {t: ids.sym(t) for r in rules for a in r.premises + (r.head,)
                     for t in (a.subject, a.object) if not isinstance(t, Var)}
         self.n = n = max(ids.n_syms, 1)
+        self.ext_dtype = np.int32 if n < 2**31 else np.int64   # candidates' extras: symbol ids or -1
         self.scope = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
         self.facts = Facts()
         self.so: dict[int, Index] = {}
@@ -258,6 +259,7 @@ class _Run:
             score = np.full(m, rule.weight)
             for p in range(len(rule.premises)):
                 score = score * score_col[prem[p]]
+            del prem
             known = self.so[h].lookup(hkey)
             old = known >= 0
             if old.any():
@@ -269,18 +271,23 @@ class _Run:
                     continue
                 hkey, score = hkey[keep], score[keep]
                 env = {v: a[keep] for v, a in env.items()}
-            ext = np.full((len(hkey), width), -1, dtype=np.int64)
+            ext = np.full((len(hkey), width), -1, dtype=self.ext_dtype)
             for i, v in enumerate(ir.extras):
                 ext[:, i] = env[v]
+            del env
             part = out.setdefault(h, [])
-            part.append((hkey, score, np.full(len(hkey), pl.rule, dtype=np.int32), ext))
+            part.append([hkey, score, np.full(len(hkey), pl.rule, dtype=np.int32), ext])
+            del hkey, score, ext
             if sum(len(p[0]) for p in part) > COMPACT:
-                out[h] = [self._reduce(*_concat(part), prune=True, h=h)]
+                out[h] = [list(self._reduce(part, prune=True, h=h))]
 
     # -- reduce and apply ----------------------------------------------------------------------------
-    def _reduce(self, key, score, rule, ext, prune=False, h=None):
-        """Per head key the winning candidate (see the module docstring), sorted by key. ``prune``:
-        also drop new in-scope heads beyond the ``max_derived`` room, canonically last first."""
+    def _reduce(self, parts: list, prune=False, h=None):
+        """Per head key the winning candidate (see the module docstring) among the candidate
+        ``parts`` (lists ``[key, score, rule, ext]``, emptied here so that their memory goes as soon
+        as it is copied), sorted by key. ``prune``: also drop new in-scope heads beyond the
+        ``max_derived`` room, canonically last first."""
+        key, score, rule, ext = _concat(parts)
         order = np.argsort(key, kind="stable")
         ks = key[order]
         start = np.empty(len(ks), dtype=bool)
@@ -292,10 +299,15 @@ class _Run:
         else:
             sc = score[order]
             gid = np.cumsum(start) - 1
+            del start
             top = sc == np.maximum.reduceat(sc, first)[gid]
+            del sc
             n_top = np.bincount(gid[top], minlength=len(first))
-            rows = np.flatnonzero(top & (n_top[gid] == 1))
-            contested = np.flatnonzero(top & (n_top[gid] > 1))
+            n_top = n_top[gid]
+            del gid
+            rows = np.flatnonzero(top & (n_top == 1))
+            contested = np.flatnonzero(top & (n_top > 1))
+            del top, n_top
             if len(contested):
                 rk = self.ranks()
                 sub = order[contested]
@@ -308,6 +320,8 @@ class _Run:
                 rows = np.concatenate([rows, contested[o2[firsts]]])
                 rows.sort()
             win = order[rows]
+            del rows
+        del order, ks, first
         key, score, rule, ext = key[win], score[win], rule[win], ext[win]
         room = None if self.limits.max_derived is None else self.limits.max_derived - self.n_derived
         if prune and room is not None and not self.probing:
@@ -335,7 +349,7 @@ class _Run:
             else:
                 keys, fids = delta[r]
             self._candidates(pl, keys, fids, out)
-        return {h: self._reduce(*_concat(parts)) for h, parts in out.items() if parts}
+        return {h: self._reduce(out.pop(h)) for h in sorted(out) if out[h]}
 
     def apply(self, cands: dict, round_no: int):
         """Admit one round's winners; returns ``(delta, truncated)``."""
@@ -414,10 +428,18 @@ class _Run:
         return self.ext_tables[rule_idx].a[aux * e:(aux + 1) * e].tolist()
 
 
-def _concat(parts):
+def _concat(parts: list) -> tuple:
+    """The four columns of candidate ``parts`` (lists ``[key, score, rule, ext]``), each part's
+    column released once it is copied; ``parts`` ends empty."""
     if len(parts) == 1:
-        return parts[0]
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        return tuple(parts.pop())
+    cols = []
+    for i in range(4):
+        cols.append(np.concatenate([p[i] for p in parts]))
+        for p in parts:
+            p[i] = None
+    parts.clear()
+    return tuple(cols)
 
 
 class Admission:
