@@ -131,7 +131,8 @@ class Index:
 
 
 class Grow:
-    """A growable 1-D numpy column (capacity doubles)."""
+    """A growable 1-D numpy column (capacity grows by half: less slack, and while it grows the old
+    and the new array together hold 2.5 times the old capacity, not 3)."""
 
     __slots__ = ("a", "n")
 
@@ -143,7 +144,7 @@ class Grow:
         """Append; returns the index of the first appended value."""
         start, end = self.n, self.n + len(values)
         if end > len(self.a):
-            bigger = np.empty(max(end, 2 * len(self.a)), dtype=self.a.dtype)
+            bigger = np.empty(max(end, len(self.a) + len(self.a) // 2), dtype=self.a.dtype)
             bigger[:start] = self.a[:start]
             self.a = bigger
         self.a[start:end] = values
@@ -154,16 +155,30 @@ class Grow:
     def view(self) -> np.ndarray:
         return self.a[:self.n]
 
+    def fit(self, values) -> None:
+        """Widen the column to int64 if an int32 column cannot hold every one of ``values``."""
+        if self.a.dtype == np.int32 and np.size(values) and int(np.max(values)) > np.iinfo(np.int32).max:
+            self.a = self.a.astype(np.int64)
+
 
 class Facts:
     """Per fact id: ``score``, ``round``, ``rule`` (-1: asserted) and ``aux``; ``history`` keeps the
-    rows improved facts had before (fact id -> list of ``(round, score, rule, aux)``, oldest first)."""
+    rows improved facts had before (fact id -> list of ``(round, score, rule, aux)``, oldest first).
+    ``aux`` is int32 (a symbol id, or a row of an extras table) and widens to int64 the first time a
+    value needs it.
+
+    >>> f = Facts()
+    >>> f.append(np.array([0.5]), 1, 0, 7).tolist(), f.aux.a.dtype.name
+    ([0], 'int32')
+    >>> f.append(np.array([0.5]), 2, 0, 2**31).tolist(), f.aux.a.dtype.name, f.version(0, 1)
+    ([1], 'int64', (1, 0.5, 0, 7))
+    """
 
     def __init__(self) -> None:
         self.score = Grow(np.float64)
         self.round = Grow(np.int32)
         self.rule = Grow(np.int32)
-        self.aux = Grow(np.int64)
+        self.aux = Grow(np.int32)
         self.history: dict[int, list[tuple[int, float, int, int]]] = {}
 
     def __len__(self) -> int:
@@ -175,11 +190,13 @@ class Facts:
         start = self.score.extend(score)
         self.round.extend(np.full(m, round_no, dtype=np.int32))
         self.rule.extend(np.broadcast_to(np.asarray(rule, dtype=np.int32), (m,)))
+        self.aux.fit(aux)
         self.aux.extend(np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,)))
         return np.arange(start, start + m, dtype=np.int32)
 
     def improve(self, fids: np.ndarray, score, round_no: int, rule, aux) -> None:
         """New best rows for existing facts; their old rows go to ``history``."""
+        self.aux.fit(aux)
         sc, rd, ru, ax = self.score.a, self.round.a, self.rule.a, self.aux.a
         for f in fids.tolist():
             self.history.setdefault(f, []).append((int(rd[f]), float(sc[f]), int(ru[f]), int(ax[f])))
