@@ -86,7 +86,8 @@ class _Sizes:
                 d = ix.distinct()
             else:
                 k, _ = self.run.so[r].all()
-                d = len(np.unique(k % self.run.n))
+                ends = np.sort(k % self.run.n)   # (np.unique would import numpy.ma: 1.3 MB)
+                d = int(len(ends) > 0) + int(np.count_nonzero(ends[1:] != ends[:-1]))
             self.cache[key] = size / max(d, 1)
         return self.cache[key]
 
@@ -138,7 +139,7 @@ class _Run:
         names = sorted(r.name for r in rules)
         self.name_rank = np.array([names.index(r.name) for r in rules], dtype=np.int64)
         self.n_extras = [len(ir.extras) for ir in self.program.rules]
-        self.ext_tables = {i: Grow(np.int64) for i, e in enumerate(self.n_extras) if e > 1}
+        self.ext_tables = {i: Grow(self.ext_dtype) for i, e in enumerate(self.n_extras) if e > 1}
         self.head_width: dict[int, int] = {}
         for ir in self.program.rules:
             h = self.rid[ir.rule.head.relation]
@@ -339,17 +340,25 @@ class _Run:
         return key, score, rule, ext
 
     def evaluate(self, plan, delta) -> dict:
-        """Candidates of one round per head relation (reduced), after difference."""
+        """Candidates of one round per head relation (reduced), after difference. A head relation
+        is reduced as soon as its last pipeline of the round has run, so only one relation's
+        unreduced candidates are held at a time."""
         out: dict[int, list] = {}
         self.pruned = False
-        for pl in plan.pipelines:
+        head = [self.rid[self.program.rules[pl.rule].rule.head.relation] for pl in plan.pipelines]
+        last = {h: i for i, h in enumerate(head)}
+        done = {}
+        for i, pl in enumerate(plan.pipelines):
             r = self.rid[pl.start.atom.relation]
             if delta is None:
                 keys, fids = self.so[r].all()
             else:
                 keys, fids = delta[r]
             self._candidates(pl, keys, fids, out)
-        return {h: self._reduce(out.pop(h)) for h in sorted(out) if out[h]}
+            h = head[i]
+            if last[h] == i and out.get(h):
+                done[h] = self._reduce(out.pop(h))
+        return dict(sorted(done.items()))
 
     def apply(self, cands: dict, round_no: int):
         """Admit one round's winners; returns ``(delta, truncated)``."""
