@@ -22,7 +22,7 @@ water mark: interpreter + data + result), so engines never share or inherit each
 Load time (reading TSV into the engine, and importing the engine modules, as the peers' imports are
 outside their timing too) is reported separately from the timed closure. ``--baseline DIR`` runs a
 second ThinkingDB, the checkout in DIR (e.g. ``git worktree add /tmp/old COMMIT``), as
-``thinkingdb@base`` in the same passes (GO and the generated graphs: the fast-path rows): before/after
+``thinkingdb@base`` in the same passes (GO, the generated graphs and the rule sets): before/after
 figures from one run.
 """
 
@@ -57,6 +57,7 @@ def go_edges(data: Path) -> list[tuple[str, str, str]]:
 def timed(fn, runs: int) -> tuple[float, object]:
     times, out = [], None
     for _ in range(runs):
+        out = None   # the previous run's result is not held while the next one runs (peak memory)
         t = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t)
@@ -447,8 +448,7 @@ def main() -> None:
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
     if "rules" in args.only:
         for name, size, title in RULE_WORKLOADS:
-            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, ["thinkingdb"] + others,
-                                     args.runs)
+            rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, tdb + others, args.runs)
             show(title, rows)
     if "query" in args.only:
         size = max(args.sizes)
