@@ -299,16 +299,15 @@ class _Run:
             win = order
         else:
             sc = score[order]
-            gid = np.cumsum(start) - 1
+            gid = np.cumsum(start, dtype=np.int32 if len(ks) < 2**31 else np.int64) - 1
             del start
             top = sc == np.maximum.reduceat(sc, first)[gid]
             del sc
-            n_top = np.bincount(gid[top], minlength=len(first))
-            n_top = n_top[gid]
+            single = (np.bincount(gid[top], minlength=len(first)) == 1)[gid]   # one top candidate
             del gid
-            rows = np.flatnonzero(top & (n_top == 1))
-            contested = np.flatnonzero(top & (n_top > 1))
-            del top, n_top
+            rows = np.flatnonzero(top & single)
+            contested = np.flatnonzero(top & ~single)
+            del top, single
             if len(contested):
                 rk = self.ranks()
                 sub = order[contested]
