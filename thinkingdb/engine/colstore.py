@@ -51,18 +51,17 @@ class Index:
         self.blocks.append((keys, fids))
         self._size += len(keys)
         while len(self.blocks) > 1 and len(self.blocks[-2][0]) <= 2 * len(self.blocks[-1][0]):
-            (k1, f1), (k2, f2) = self.blocks[-2], self.blocks.pop()
-            k, f = np.concatenate([k1, k2]), np.concatenate([f1, f2])
-            order = np.argsort(k, kind="stable")   # two sorted runs: a linear merge
-            self.blocks[-1] = (k[order], f[order])
+            b2 = self.blocks.pop()
+            ks, fs = [self.blocks[-1][0], b2[0]], [self.blocks[-1][1], b2[1]]
+            self.blocks[-1] = b2 = None
+            self.blocks[-1] = _merge(ks, fs)
 
     def merged(self) -> tuple[np.ndarray, np.ndarray]:
         """All facts as one sorted block (merging every block once)."""
         if len(self.blocks) > 1:
-            k = np.concatenate([b[0] for b in self.blocks])
-            f = np.concatenate([b[1] for b in self.blocks])
-            order = np.argsort(k, kind="stable")
-            self.blocks = [(k[order], f[order])]
+            ks, fs = [b[0] for b in self.blocks], [b[1] for b in self.blocks]
+            self.blocks = []
+            self.blocks = [_merge(ks, fs)]
         return self.blocks[0] if self.blocks else (_EMPTY_I64, _EMPTY_I32)
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
@@ -128,6 +127,25 @@ class Index:
             order = np.argsort(fk)
             out.add(fk[order], f[order])
         return out
+
+
+def _merge(ks: list, fs: list) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted blocks of keys (no key in two blocks) and their fact ids as one sorted block; the
+    lists are emptied, so each input goes as soon as it is copied (the blocks' owner has already
+    let them go): at most about 28 bytes a fact at once, where sorting two concatenated copies
+    held 44.
+
+    >>> k, f = _merge([np.array([1, 5, 9]), np.array([4, 10])], [np.array([0, 1, 2]), np.array([3, 4])])
+    >>> k.tolist(), f.tolist()
+    ([1, 4, 5, 9, 10], [0, 3, 1, 2, 4])
+    """
+    k = np.concatenate(ks)
+    ks.clear()
+    order = np.argsort(k, kind="stable")   # sorted runs: a merge
+    k = k[order]
+    f = np.concatenate(fs)
+    fs.clear()
+    return k, f[order]
 
 
 class Grow:
