@@ -1,6 +1,7 @@
 """The graph's by-object indexes are built when first read (graph.py ``_ByObject``): whatever the
 order of adds and reads, every by-object read equals an oracle built by hand from the asserted
-triples, and a closure over whole relations never builds them (that is the memory they save)."""
+triples, and a closure over whole relations never builds them (that is the memory they save). Symbol
+ranks (an ``array('q')``) are positions in Python's sorted order of the keys."""
 
 from __future__ import annotations
 
@@ -68,3 +69,13 @@ def test_closures_over_whole_relations_never_build_the_by_object_index():
         assert g.subjects("r", "n3") == {"n2": 1.0}   # read once: built, and right
         assert g._in.built(g.relation_id("r")) == {g.symbol_id(f"n{i + 1}"): {g.symbol_id(f"n{i}"): 1.0}
                                                   for i in range(6)}
+
+
+@given(st.lists(st.text(max_size=4), min_size=0, max_size=25, unique=True))
+def test_symbol_ranks_are_positions_in_python_sorted_order(keys):
+    g = FactGraph(Fact(k, "r", keys[0]) for k in keys)
+    syms = [g.symbol(i) for i in range(g.symbol_count)]
+    order = sorted(syms)
+    sym_rank, rel_rank = g.ranks()
+    assert [sym_rank[i] for i in range(len(syms))] == [order.index(k) for k in syms]
+    assert list(rel_rank) == ([0] if keys else [])

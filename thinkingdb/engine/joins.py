@@ -25,10 +25,13 @@ class FactStore:
     """Asserted facts of a :class:`~thinkingdb.engine.graph.FactGraph` (restricted to the symbols flagged in
     ``in_scope`` when given) plus derived facts (``d_out``/``d_in`` sets, scores in ``rec``)."""
 
-    __slots__ = ("a_out", "a_in", "scope", "d_out", "d_in", "rec", "a_sizes")
+    __slots__ = ("a_out", "a_in", "_a_in_src", "scope", "d_out", "d_in", "rec", "a_sizes")
 
     def __init__(self, a_out, a_in, scope: bytearray | None, a_sizes: list[int] | None = None) -> None:
-        self.a_out, self.a_in, self.scope = a_out, a_in, scope
+        self.a_out, self.scope = a_out, scope
+        # by-object indexes in a plain list, each taken from the graph on first use (a graph builds
+        # them when first read; indexing the graph's list per lookup would cost a Python call)
+        self._a_in_src, self.a_in = a_in, [None] * len(a_in)
         self.a_sizes = a_sizes  # asserted facts per relation, kept by the graph (no recount per closure)
         self.d_out: dict[int, dict[int, set[int]]] = {}
         self.d_in: dict[int, dict[int, set[int]]] = {}
@@ -78,7 +81,10 @@ class FactStore:
     def inn(self, r: int, o: int) -> Iterator[int]:
         sc = self.scope
         if r < len(self.a_in) and (sc is None or (o < len(sc) and sc[o])):
-            col = self.a_in[r].get(o)
+            ix = self.a_in[r]
+            if ix is None:
+                ix = self.a_in[r] = self._a_in_src[r]
+            col = ix.get(o)
             if col:
                 yield from (col if sc is None else (s for s in col if sc[s]))
         d = self.d_in.get(r)
