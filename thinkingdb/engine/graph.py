@@ -235,7 +235,8 @@ class FactGraph:
         g = FactGraph.__new__(FactGraph)
         g._sym, g._syms = dict(self._sym), list(self._syms)
         g._rel, g._rels = dict(self._rel), list(self._rels)
-        g._out, g._in = [dict(d) for d in self._out], [dict(d) for d in self._in]
+        g._out = [dict(d) for d in self._out]
+        g._in = _ByObject(g._out, [dict(d) for d in self._in])   # (reading builds every by-object index)
         g._count, g._rel_sizes = self._count, list(self._rel_sizes)
         g.version, g._rank_cache, g._mapped, g.source = self.version + 1, None, False, None
         own: set[tuple[int, int, int]] = set()   # (direction, relation, key) rows copied already
