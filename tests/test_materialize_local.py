@@ -85,6 +85,17 @@ def test_constants_and_three_premises(tmp_path):
                    ("a", "far", "q"): (0.5, 1, "tri", 1.0, (("a", "r", "m"), ("m", "s", "n"), ("n", "t", "q")))}
 
 
+def test_three_extras(tmp_path):
+    """Four premises in a chain: the head leaves three variables out (three extras a row, where the
+    extras table's capacity is not a multiple of three)."""
+    x, y, z, w, v = Var("x"), Var("y"), Var("z"), Var("w"), Var("v")
+    rules = (Rule("four", (Atom(x, "r", y), Atom(y, "s", z), Atom(z, "t", w), Atom(w, "u", v)), Atom(x, "far", v)),)
+    fs = [Fact("a", "r", "b"), Fact("b", "s", "c", 0.5), Fact("c", "t", "d"), Fact("d", "u", "e")]
+    _, got = run_local(tmp_path, fs, rules)
+    assert got == {("a", "far", "e"): (0.5, 1, "four", 1.0, (("a", "r", "b"), ("b", "s", "c"), ("c", "t", "d"),
+                                                             ("d", "u", "e")))}
+
+
 programs = st.tuples(facts(max_size=12), rule_sets(max_rules=3), declarations())
 
 

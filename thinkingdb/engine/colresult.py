@@ -143,7 +143,7 @@ class ColumnarResult(FactView):
         elif e == 1:
             ext = aux.reshape(-1, 1)
         else:
-            ext = run.ext_tables[rule_idx].a.reshape(-1, e)[aux]
+            ext = run.ext_tables[rule_idx].view.reshape(-1, e)[aux]   # (the capacity need not divide by e)
         env: dict = {v: ext[:, i] for i, v in enumerate(ir.extras)}
         if isinstance(h.subject, Var):
             env[h.subject] = s
