@@ -111,8 +111,8 @@ def spark_session(master: str, conf: dict[str, str]):
 
 
 def _read_local(inputs: str, vocab: Vocabulary):
-    """The same input layout read in process: a graph (Parquet files in bulk, through pyarrow and a
-    temporary graph file) or a list of facts (TSV, through the ingest reader)."""
+    """The same input layout read in process: ``(graph, symbols)`` for Parquet (read in bulk, see
+    :func:`_read_parquet_graph`) or a list of facts (TSV, through the ingest reader)."""
     from .io import expand_inputs
 
     fmt, files = expand_inputs(inputs)
@@ -132,17 +132,16 @@ def _read_local(inputs: str, vocab: Vocabulary):
 def _read_parquet_graph(files: list[str]):
     """Parquet facts ``s, r, o[, c]`` as a read-only graph, without a Python object per fact: the
     columns are encoded to sorted ids, duplicates keep their largest confidence (as
-    :meth:`FactGraph.add` does), and the arrays are written to a temporary graph file
-    (:mod:`thinkingdb.store.graphfile`) that the graph maps. A bad record stops the run with its file."""
-    import tempfile
-
+    :meth:`FactGraph.add` does), and the graph reads the graph-file arrays
+    (:func:`thinkingdb.store.graphfile.graph_arrays`) from memory. Returns the graph and its symbols
+    as an Arrow array in id order. A bad record stops the run with its file and row."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from ..engine.graph import FactGraph
-    from ..store.graphfile import Stamp, open_graph, write_graph
+    from ..store.graphfile import graph_arrays
 
     cols: dict[str, list] = {"s": [], "r": [], "o": [], "c": []}
     for f in files:
@@ -170,7 +169,7 @@ def _read_parquet_graph(files: list[str]):
         for k in cols:
             cols[k].extend(part[k].chunks)
     if not any(len(c) for c in cols["s"]):
-        return FactGraph()
+        return FactGraph(), None
     s_col, o_col, r_col = (pa.chunked_array(cols[k], pa.string()) for k in "sor")
     conf = pa.chunked_array(cols["c"], pa.float64()).to_numpy()
     symbols = pc.unique(pa.chunked_array(s_col.chunks + o_col.chunks, pa.string())).sort()
@@ -189,15 +188,13 @@ def _read_parquet_graph(files: list[str]):
         r, s, o = key // n // n, key // n % n, key % n
     else:   # pragma: no cover - more than 2**31 symbols
         raise ValidationError("too many distinct symbols for the in-process engine; use --engine spark")
-    path = tempfile.NamedTemporaryFile(prefix="tdb-materialize-", suffix=".graph", delete=False).name
-    try:
-        write_graph(path, Stamp(0, "materialize", 0), symbols.to_pylist(), relations.to_pylist(), s, r, o, conf)
-        arrays = open_graph(path)
-    finally:
-        os.unlink(path)   # the mapping stays valid after the name is gone
-    if arrays is None:   # pragma: no cover - a file just written
-        raise ValidationError("could not map the temporary graph file")
-    return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, "<parquet input>")
+    big = symbols.cast(pa.large_string())      # int64 offsets: any total length
+    _, off_buf, blob_buf = big.buffers()
+    off = np.frombuffer(off_buf, dtype=np.int64)[big.offset:big.offset + n + 1]
+    blob = np.frombuffer(blob_buf, dtype=np.uint8)[off[0]:off[-1]] if blob_buf is not None else np.zeros(0, np.uint8)
+    arrays = graph_arrays(off - off[0], blob, len(relations), s, r, o, conf)
+    g = FactGraph.mapped(arrays, relations.to_pylist(), n, len(s), "<parquet input>")
+    return g, big
 
 
 def _materialize_local(inputs, out, rules, vocab, max_depth, on_round, t0) -> MaterializeReport:
@@ -206,11 +203,11 @@ def _materialize_local(inputs, out, rules, vocab, max_depth, on_round, t0) -> Ma
     from ..model import Limits
 
     read = _read_local(inputs, vocab)
-    g = read if isinstance(read, FactGraph) else FactGraph(read)
+    g, symbols = read if isinstance(read, tuple) else (FactGraph(read), None)
     res = closure(g, rules, limits=Limits(max_depth=max_depth, max_nodes=None, max_derived=None, timeout_ms=None))
     path = os.path.join(out, "part-00000.parquet")
     if hasattr(res, "derived_arrays"):
-        n = write_arrays_parquet(res, path)
+        n = write_arrays_parquet(res, path, symbols)
     else:
         n = write_rows_parquet(_step_rows(res), path)
     if on_round is not None:
@@ -239,16 +236,23 @@ def _step_rows(res) -> list[tuple]:
     return rows
 
 
-def write_arrays_parquet(res, path: str) -> int:
+def write_arrays_parquet(res, path: str, symbols=None) -> int:
     """The derived facts of a result with ``derived_arrays`` (the columnar engine) as one Parquet
-    file in the output schema, built column by column; returns the number of rows."""
+    file in the output schema, built column by column; returns the number of rows. ``symbols``: the
+    graph's symbol keys as an Arrow array in id order, when the caller has them (no Python string
+    per symbol is made then)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    keys = res.ids.sym_keys()
-    rels = np.array([res.ids.rel_key(i) for i in range(len(res.g._rels) + len(res.ids.local_rels))], dtype=object)
-    prem_struct = pa.struct([("s", pa.string()), ("r", pa.string()), ("o", pa.string())])
+    ids = res.ids
+    if symbols is None:
+        keys = pa.array(ids.sym_keys(), pa.string())
+    else:
+        local = sorted(ids.local_syms, key=ids.local_syms.__getitem__)   # rule constants the data lacks
+        keys = pa.concat_arrays([symbols, pa.array(local, pa.large_string())]) if local else symbols
+    rels = np.array([ids.rel_key(i) for i in range(len(res.g._rels) + len(ids.local_rels))], dtype=object)
+    prem_struct = pa.struct([("s", keys.type), ("r", pa.string()), ("o", keys.type)])
     tables = []
     for s, r, o, score, depth, ri, prems in res.derived_arrays():
         m, k = len(s), prems.shape[1]
@@ -256,15 +260,14 @@ def write_arrays_parquet(res, path: str) -> int:
         flat = prems.reshape(-1, 3)
         prem = pa.ListArray.from_arrays(
             pa.array(np.arange(0, m * k + 1, k, dtype=np.int32)),
-            pa.StructArray.from_arrays([pa.array(keys[flat[:, 0]], pa.string()), pa.array(rels[flat[:, 1]], pa.string()),
-                                        pa.array(keys[flat[:, 2]], pa.string())], fields=list(prem_struct)))
-        tables.append(pa.table({"s": pa.array(keys[s], pa.string()), "r": pa.array(np.full(m, rels[r], dtype=object),
-                                                                                    pa.string()),
-                                "o": pa.array(keys[o], pa.string()), "score": pa.array(score, pa.float64()),
+            pa.StructArray.from_arrays([keys.take(flat[:, 0]), pa.array(rels[flat[:, 1]], pa.string()),
+                                        keys.take(flat[:, 2])], fields=list(prem_struct)))
+        tables.append(pa.table({"s": keys.take(s), "r": pa.array(np.full(m, rels[r], dtype=object), pa.string()),
+                                "o": keys.take(o), "score": pa.array(score, pa.float64()),
                                 "depth": pa.array(depth, pa.int32()),
                                 "rule": pa.array(np.full(m, rule.name, dtype=object), pa.string()),
                                 "weight": pa.array(np.full(m, rule.weight), pa.float64()), "prem": prem}))
-    table = pa.concat_tables(tables) if tables else _empty_table()
+    table = _as_output_schema(pa.concat_tables(tables)) if tables else _empty_table()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     pq.write_table(table, path)
     return table.num_rows
@@ -272,6 +275,11 @@ def write_arrays_parquet(res, path: str) -> int:
 
 def _empty_table():
     return _rows_table([])
+
+
+def _as_output_schema(table):
+    """Large strings (from a big symbol table) cast to the output schema's strings."""
+    return table.cast(_empty_table().schema) if table.schema != _empty_table().schema else table
 
 
 def write_rows_parquet(rows: list[tuple], path: str) -> int:

@@ -135,12 +135,24 @@ def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str
                 r: np.ndarray, o: np.ndarray, conf: np.ndarray) -> None:
     """Write a graph file atomically (temporary file, fsync, rename). ``symbols`` and ``relations``
     sorted; ``s``/``r``/``o`` ids into them, one row per distinct triple; ``conf`` its confidence."""
-    n_sym, n_rel, n = len(symbols), len(relations), len(s)
+    n_sym, n = len(symbols), len(s)
     enc = [k.encode("utf-8") for k in symbols]
     sym_off = np.zeros(n_sym + 1, dtype=np.int64)
     if n_sym:
         np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=n_sym), out=sym_off[1:])
-    arrays: dict[str, np.ndarray] = {"sym_off": sym_off, "sym_blob": np.frombuffer(b"".join(enc), dtype=np.uint8)}
+    arrays = graph_arrays(sym_off, np.frombuffer(b"".join(enc), dtype=np.uint8), len(relations), s, r, o, conf)
+    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
+              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations)}
+    write_container(path, MAGIC, header, arrays)
+
+
+def graph_arrays(sym_off: np.ndarray, sym_blob: np.ndarray, n_rel: int, s: np.ndarray, r: np.ndarray,
+                 o: np.ndarray, conf: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays of a graph file (:class:`GraphArrays` names them) from the sorted symbols' UTF-8
+    offsets and bytes and one row per distinct triple; :meth:`FactGraph.mapped` reads them as they are,
+    from a file or from memory."""
+    n = len(s)
+    arrays: dict[str, np.ndarray] = {"sym_off": sym_off, "sym_blob": sym_blob}
     all_ones = bool(np.all(conf == 1.0))
     for d, (a, b) in zip(_DIRECTIONS, ((s, o), (o, s))):
         order = np.lexsort((b, a, r))
@@ -156,9 +168,7 @@ def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str
         if not all_ones:
             arrays[f"{d}_conf"] = conf[order].astype(np.float64)
     arrays["rel_sizes"] = np.bincount(r, minlength=n_rel).astype(np.int64) if n else np.zeros(n_rel, np.int64)
-    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
-              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations)}
-    write_container(path, MAGIC, header, arrays)
+    return arrays
 
 
 def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.ndarray]) -> None:
