@@ -151,7 +151,7 @@ def report(title: str, run: dict, baseline: dict[str, list[float]]) -> None:
     print(f"\n{title}: {total:,} reads in {elapsed:.1f} s = {total / elapsed:,.1f} requests/s; errors {errors}"
           + (f"; the last ingest ended at {run['total']:.1f} s" if "ingest" in res else ""))
     print(f"  {'endpoint':<22} {'n':>6} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}   "
-          f"{'in-process p50':>14} {'p99':>8}")
+          f"{'in-process p50':>14} {'p99':>8} {'mean':>8}")
     for label in ENDPOINTS + ["ingest"]:
         rows = res.get(label)
         if not rows:
@@ -159,7 +159,8 @@ def report(title: str, run: dict, baseline: dict[str, list[float]]) -> None:
         ms = [t for t, _ in rows]
         errs = sum(1 for _, s in rows if s != 200)
         base = baseline.get(label)
-        side = f"{statistics.median(base):14.2f} {pct(base, 99):8.2f}" if base else f"{'-':>14} {'-':>8}"
+        side = (f"{statistics.median(base):14.2f} {pct(base, 99):8.2f} {statistics.fmean(base):8.2f}" if base
+                else f"{'-':>14} {'-':>8} {'-':>8}")
         rate = len(rows) / (run["total"] if label == "ingest" else elapsed)
         print(f"  {label:<22} {len(rows):>6} {rate:>7.1f} {statistics.median(ms):>8.2f} "
               f"{pct(ms, 99):>8.2f} {errs:>6}   {side}")
@@ -186,6 +187,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--requests", type=int, default=200, help="requests per endpoint in the mix (default 200)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--endpoints", help=f"comma-separated subset of the mix (default all: {', '.join(ENDPOINTS)})")
     ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
     args = ap.parse_args(argv)
     print(f"machine: {describe('numpy', 'starlette', 'uvicorn', 'httpx')}")
@@ -229,6 +231,12 @@ def main(argv=None) -> int:
         for c, day in ((Caller(), None), (CALLER, AS_OF)):
             lanes.prepare(lanes.access.view(c, parse_date(day)), ("bm25", "hdc", "closure"))
         print(f"indexes built and saved in {time.perf_counter() - t0:.1f} s")
+    if args.endpoints:
+        keep = {e.strip() for e in args.endpoints.split(",")}
+        unknown = keep - set(ENDPOINTS)
+        if unknown:
+            raise SystemExit(f"--endpoints: unknown {', '.join(sorted(unknown))}")
+        requests = [r for r in requests if r[0] in keep]
     random.Random(args.seed + 3).shuffle(requests)
     who = Principal("bench", "bench-reader", CALLER)
 
@@ -251,12 +259,13 @@ def main(argv=None) -> int:
             time.sleep(0.5)
         print(f"server up (snapshot opened, anonymous kb-thinkingdb view warmed) in {time.perf_counter() - t0:.1f} s")
         t0 = time.perf_counter()
-        for label, method, path, body in requests[:7]:   # warm the caller's view; not measured
+        for label, method, path, body in requests[:7] + [r for r in requests if r[0] == "search kb-thinkingdb"][:1]:
+            # warm the caller's view (every lane); not measured
             httpx.request(method, url + path, json=body, headers={"Authorization": f"Bearer {reader}"}, timeout=900,
                           params={"as_of": AS_OF} if method == "GET" else None)
         print(f"caller view warmed in {time.perf_counter() - t0:.1f} s")
         print(f"\nload: {args.clients} clients x {args.seconds:g} s; mix of {len(requests):,} requests "
-              f"({args.requests} per endpoint), caller {CALLER.to_json()}, as of {AS_OF}")
+              f"({args.requests} per endpoint: {args.endpoints or 'all'}), caller {CALLER.to_json()}, as of {AS_OF}")
         baseline = in_process(db, requests, who)
         print(f"load average before phase 1: {_load()}")
         report("phase 1, reads only", asyncio.run(load(url, reader, requests, args.clients, args.seconds, None)), baseline)
