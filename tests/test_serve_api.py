@@ -416,5 +416,6 @@ def test_a_write_by_another_process_is_served_after_the_next_poll(tmp_path):
             assert time.monotonic() < deadline, "the new generation was never served"
             time.sleep(0.05)
         assert [a["bindings"]["x"] for a in service.query(ANONYMOUS, dict(body))["answers"]] == ["q2"]
+        assert service.refreshes == {"incremental": 1, "full": 0}   # derived from the old snapshot, not read whole
     finally:
         service.close()
