@@ -143,3 +143,21 @@ def test_a_write_the_log_does_not_cover_is_read_whole(tmp_path):
         assert [a["bindings"]["x"] for a in svc.query(CALLERS["public"], {"query": "? a r ?x"})["answers"]] == ["b"]
     finally:
         svc.close()
+
+
+def test_retired_snapshots_are_freed(tmp_path):
+    """A retired snapshot's lanes are dropped once its last reader is done (the lanes cache holds its
+    knowledge base only weakly, but the lanes refer back to it: closing must drop them)."""
+    import gc
+    from thinkingdb.retrieval.lanes import Lanes
+    db, _ = build(tmp_path)
+    svc = Service(db)
+    try:
+        for n in range(4):
+            svc.search(CALLERS["clerk"], {"text": "basement flooding", "as_of": AS_OF})
+            svc.ingest(WRITER, {"files": [{"name": "a.tdb", "text": f"x{n} r y{n}.\n"}]})
+        gc.collect()
+        mine = [o for o in gc.get_objects() if isinstance(o, Lanes) and o.kb.path == db]
+        assert len(mine) == 1 and mine[0].generation == svc.generation
+    finally:
+        svc.close()

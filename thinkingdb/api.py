@@ -79,6 +79,11 @@ class KnowledgeBase:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def close(self) -> None:
+        import sys
+        lanes = sys.modules.get("thinkingdb.retrieval.lanes")
+        if lanes is not None:   # its lanes refer back to this knowledge base: a weak key alone never drops them
+            lanes._CACHE.pop(self, None)
+        self._cache = None
         self.store.close()
 
     def __enter__(self) -> "KnowledgeBase":
