@@ -51,14 +51,28 @@ class FactWriter:
         self.count = count()
         self.rows = 0
 
-    def add(self, origin: int, rows: Sequence[FactRow]) -> int:
-        """Write (or keep for the bulk load) ``rows`` of one source; returns how many."""
-        if not rows:
-            return 0
+    def add(self, origin: int, rows: Sequence[FactRow], columns: Sequence[tuple] = ()) -> int:
+        """Write (or keep for the bulk load) ``rows`` of one source, and the rows kept as ``columns``
+        (:attr:`~thinkingdb.store.records.Batch.columns`, each standing before ``rows[at]``); returns how many."""
         if not self.bulk:
-            return self.store.add_fact_rows(origin, rows)
+            if columns:
+                from .records import Batch
+                rows = Batch("", rows=list(rows), columns=list(columns)).all_rows()
+            return self.store.add_fact_rows(origin, rows) if rows else 0
+        if not rows and not columns:
+            return 0
         from .writelog import note
         note(self.store, origin)
+        n, pos = 0, 0
+        for at, S, R, O, lines in columns:
+            n += self._keep(origin, rows[pos:at])
+            pos = at
+            n += self._keep_columns(origin, S, R, O, lines)
+        return n + self._keep(origin, rows[pos:] if pos else rows)
+
+    def _keep(self, origin: int, rows: Sequence[FactRow]) -> int:
+        if not rows:
+            return 0
         import numpy as np
         S, R, O, C, L, U, D = zip(*rows)
         m = len(rows)
@@ -69,6 +83,19 @@ class FactWriter:
                             np.array(C, dtype=np.float64), np.array(L, dtype=np.int64),
                             U if any(u is not None for u in U) else None,
                             D if any(d is not None for d in D) else None))
+        self.rows += m
+        return m
+
+    def _keep_columns(self, origin: int, S: Sequence[str], R: Sequence[str], O: Sequence[str], lines) -> int:
+        """Rows of confidence 1, no unit and no detail, given as columns."""
+        import numpy as np
+        m = len(S)
+        if not m:
+            return 0
+        sym, rel, count = self.symbols.setdefault, self.relations.setdefault, self.count
+        self.chunks.append((origin, np.fromiter(map(sym, S, count), np.int64, m),
+                            np.fromiter(map(rel, R, count), np.int64, m), np.fromiter(map(sym, O, count), np.int64, m),
+                            np.ones(m, dtype=np.float64), np.asarray(lines, dtype=np.int64), None, None))
         self.rows += m
         return m
 

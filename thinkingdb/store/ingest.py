@@ -32,10 +32,12 @@ from .tsv import read_tsv
 from .stdin import STDIN, sniff, spool_stdin  # noqa: F401
 
 
-def read_rdf(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None) -> Iterator[Batch]:
-    """N-Triples, Turtle, N-Quads, TriG or JSON-LD through pyoxigraph (see :mod:`thinkingdb.store.rdf`)."""
+def read_rdf(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None, *,
+             columnar: bool = False) -> Iterator[Batch]:
+    """N-Triples, Turtle, N-Quads, TriG or JSON-LD through pyoxigraph (see :mod:`thinkingdb.store.rdf`);
+    ``columnar``: plain IRI lines may come as :attr:`Batch.columns` (only the ingest's writer asks)."""
     from .rdf import read_rdf as reader
-    return reader(path, source, vocab, literals=(options or ReadOptions()).literals)
+    return reader(path, source, vocab, literals=(options or ReadOptions()).literals, columnar=columnar)
 
 
 def _parquet_folder(path: str) -> bool:
@@ -181,7 +183,10 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
             origin = store.source_id(source, kind)
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
             records = 0
-            for batch in reader_for(path, options)(path, source, vocab):
+            read = reader_for(path, options)
+            if getattr(read, "func", read) is read_rdf:   # the writer takes plain IRI lines as columns
+                read = functools.partial(read, columnar=True)
+            for batch in read(path, source, vocab):
                 _check_units(store, batch)
                 rejects.extend(batch.rejects)
                 for what, n in batch.notes.items():
@@ -222,7 +227,8 @@ def _check_units(store: Store, batch: Batch) -> None:
         else:
             keep.append((u, line))
     batch.units = keep
-    batch.rows = [r for r in batch.rows if r[5] not in owners]
+    batch.rows = [r for r in batch.all_rows() if r[5] not in owners]
+    batch.columns = []
     batch.unit_rules = [r for r in batch.unit_rules if r[2] not in owners]
 
 
@@ -233,8 +239,8 @@ def _write(store: Store, writer: FactWriter, origin: int, batch: Batch, totals: 
     if batch.units:
         store.add_units(batch.units, src)
         totals["units"] += len(batch.units)
-    if batch.rows:
-        totals["facts"] += writer.add(origin, batch.rows)
+    if batch.rows or batch.columns:
+        totals["facts"] += writer.add(origin, batch.rows, batch.columns)
     if batch.rules:
         store.add_rules((r, src, line) for r, line in batch.rules)
         totals["rules"] += len(batch.rules)

@@ -147,11 +147,15 @@ class _Reader:
             batch.rows.append((ko, rel, ks, 1.0, line, None, None) if flip else (ks, rel, ko, 1.0, line, None, None))
         return one
 
-    def simple(self, ox, current: list[Batch]):
-        """The handler of a block's lines for :func:`_line_quads`: ``current[0]`` is the batch to fill.
+    def simple(self, ox, current: list[Batch], columnar: bool = False):
+        """The handler of a block of whole lines for :func:`_line_quads`: ``current[0]`` is the batch to fill.
 
-        It takes the :data:`_SIMPLE_LINES` matches of a block and the block's first line number, adds a
-        row for every line of three IRIs it can key, and returns the numbers of the other statement lines."""
+        It takes the block's bytes and its first line number, adds a row for every line of three IRIs
+        it can key, and returns ``(line number, text)`` of the other statement lines (for pyoxigraph),
+        or None, changing nothing, when the block is not UTF-8. Lines written exactly ``<s> <p> <o> .``
+        are found and split with array operations over the whole block (:func:`_plain_lines`); the
+        others go through :data:`_SIMPLE_LINES`. With ``columnar``, rows of the common case (every IRI
+        known, no inverse) are kept as :attr:`Batch.columns` instead of row tuples."""
         check, special, skeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.named, self.relation
 
         def key(iri: str) -> str | None:
@@ -163,13 +167,10 @@ class _Reader:
 
         plain: dict[str, tuple[str, bool]] = {}   # predicates seen that are not special: (relation, flip)
 
-        def block(found: list[tuple[str, str, str, str]], first: int) -> list[int]:
-            if not found:
+        def keyed(S: list[str], P: list[str], O: list[str], idx, text_of) -> list[tuple[int, str]]:
+            """Rows of the triples of lines ``idx``; the lines that cannot be keyed here are returned."""
+            if not idx:
                 return []
-            S, P, O, X = zip(*found)
-            lines = range(first, first + len(found))
-            idx = list(compress(lines, S))                       # the lines of three IRIs
-            S, P, O = list(compress(S, S)), list(compress(P, S)), list(compress(O, S))
             KS, KO, RL = list(map(skeys.get, S)), list(map(skeys.get, O)), list(map(plain.get, P))
             if None in KS or None in KO or None in RL:          # first sight of an IRI or a predicate
                 for j in range(len(idx)):
@@ -179,18 +180,44 @@ class _Reader:
                         KO[j] = key(O[j])
                     if RL[j] is None and P[j] not in special and key(P[j]) is not None:
                         RL[j] = plain[P[j]] = relation(P[j])
-            rows = current[0].rows
-            slow = [i for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and x.lstrip()[0] != "#"]
+            batch = current[0]
+            rows = batch.rows
             if None in KS or None in KO or None in RL or any(map(itemgetter(1), RL)):
-                for i, ks, rel, ko in zip(idx, KS, RL, KO):
+                slow = []
+                for j, (i, ks, rel, ko) in enumerate(zip(idx, KS, RL, KO)):
                     if ks is None or ko is None or rel is None:
-                        slow.append(i)
+                        slow.append((i, text_of(j)))
                     else:
                         rows.append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
                                     (ks, rel[0], ko, 1.0, i, None, None))
-                slow.sort()
+                return slow
+            if columnar:
+                batch.columns.append((len(rows), KS, list(map(itemgetter(0), RL)), KO, idx))
             else:
                 rows.extend(zip(KS, map(itemgetter(0), RL), KO, repeat(1.0), idx, repeat(None), repeat(None)))
+            return []
+
+        def block(data: bytes, first: int) -> list[tuple[int, str]] | None:
+            if not data.endswith(b"\n"):
+                data += b"\n"
+            split = _plain_lines(data)
+            if split is None:
+                return None
+            (flat, plain_idx), (rest, rest_idx) = split
+            slow = keyed(flat[0::3], flat[1::3], flat[2::3], [first + i for i in plain_idx],
+                         lambda j: "<" + "> <".join(flat[3 * j:3 * j + 3]) + "> .")
+            if rest_idx:
+                found = _SIMPLE_LINES.findall(rest)[:len(rest_idx)]
+                texts = rest.split("\n")
+                S, P, O, X = zip(*found)
+                lines = [first + i for i in rest_idx]
+                where = list(compress(range(len(lines)), S))   # the lines of three IRIs
+                idx = [lines[j] for j in where]
+                slow += keyed(list(compress(S, S)), list(compress(P, S)), list(compress(O, S)), idx,
+                              lambda j: texts[where[j]])
+                slow += [(i, x) for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and
+                         x.lstrip()[0] != "#"]
+                slow.sort()
             return slow
         return block
 
@@ -306,28 +333,91 @@ without building pyoxigraph objects; each distinct IRI is still checked by pyoxi
 ``("", "", "", line)``."""
 
 
+_WEIGHTS = None
+_PLAIN = 3 + (3 << 16) + (3 << 32)   # a line of exactly three '<', three '>', three spaces, nothing forbidden
+
+
+def _plain_lines(data: bytes):
+    """The lines of ``data`` (whole lines, ending with a newline) written exactly ``<s> <p> <o> .``, split
+    with array operations: ``((flat, plain), (rest, others))``: ``flat`` the three IRIs of each such
+    line in turn, ``plain`` their line indexes (0-based in the block), ``rest`` the text of the other
+    lines joined by newlines and ``others`` their indexes. None when the block is not UTF-8.
+
+    A line is plain when it starts with ``<``, ends with ``> .``, holds exactly three ``<``, three ``>``
+    and three spaces and no other whitespace, control character or ``"{}|^`\\`` (IRIs with escapes and
+    literals are left to the parser). Such a line splits at ``> <`` into exactly three IRIs holding none
+    of ``<``, ``>`` and space, exactly when it holds ``> <`` twice: the count of the pieces checks it.
+
+    >>> _plain_lines(b'<a> <b> <c> .\\n_:x <b> "y" .\\n<d> <b> <e:f> .\\n')
+    ((['a', 'b', 'c', 'd', 'b', 'e:f'], [0, 2]), ('_:x <b> "y" .', [1]))
+    >>> _plain_lines(b'<a> .<b> <c> .\\n')   # three '<', '>' and spaces, but one '> <'
+    (([], []), ('<a> .<b> <c> .', [0]))
+    """
+    import numpy as np
+    global _WEIGHTS
+    if _WEIGHTS is None:
+        w = np.zeros(256, np.int64)
+        w[:33] = 1 << 48          # control characters and whitespace other than a space
+        w[ord(" ")] = 1 << 32
+        w[ord("<")], w[ord(">")] = 1, 1 << 16
+        for ch in b'"{}|^`\\':
+            w[ch] = 1 << 48
+        w[ord("\n")] = 0         # never inside a line
+        _WEIGHTS = w
+    arr = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    length = ends - starts
+    cum = np.zeros(len(arr) + 1, np.int64)
+    np.cumsum(_WEIGHTS[arr], out=cum[1:])
+    sel = np.flatnonzero((length >= 10) & (length < 1 << 16))   # short enough for the counts not to carry
+    s, e = starts[sel], ends[sel]
+    sel = sel[(arr[s] == 60) & (arr[e - 1] == 46) & (arr[e - 2] == 32) & (arr[e - 3] == 62)
+              & (cum[e] - cum[s] == _PLAIN)]
+    flat: list[str] = []
+    if len(sel):
+        keep = np.zeros(len(ends), dtype=bool)
+        keep[sel] = True
+        mask = np.repeat(keep, length + 1)
+        try:
+            text = arr[mask].tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        flat = text[1:-4].replace("> .\n<", "> <").split("> <")
+        if len(flat) != 3 * len(sel):   # some line holds '> <' less than twice: leave them all to the rest
+            flat, sel = [], sel[:0]
+            keep[:] = False
+    if len(sel) == len(ends):
+        return (flat, sel.tolist()), ("", [])
+    if not len(sel):
+        try:
+            return ([], []), (data[:-1].decode("utf-8"), list(range(len(ends))))
+        except UnicodeDecodeError:
+            return None
+    try:
+        rest = arr[~mask].tobytes()[:-1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return (flat, sel.tolist()), (rest, np.flatnonzero(~keep).tolist())
+
+
 def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object, int, object, int]]:
     """``(quad, line, None, bytes)`` per statement of an N-Triples/N-Quads stream, or
     ``(None, line, reject, bytes)`` for a bad line; reading goes on with the next line.
 
-    ``simple(matches, first line)``, when given, takes a block's :data:`_SIMPLE_LINES` matches and
-    returns the numbers of the lines it did not handle; after each block ``(None, 0, None, bytes)`` marks the progress."""
+    ``simple(block, first line)``, when given, takes a block of whole lines and returns ``(line number,
+    text)`` of the lines it did not handle (None: it handled none, the block is not UTF-8); after each
+    such block ``(None, 0, None, bytes)`` marks the progress."""
     line_no = 0
     for block in _blocks(fh):
         data, base, size = block, line_no, len(block)
         line_no += block.count(b"\n") + (not block.endswith(b"\n"))
         if simple is not None:
-            try:
-                text = block.decode("utf-8")
-            except UnicodeDecodeError:
-                text = None
-            if text is not None:
-                found = _SIMPLE_LINES.findall(text)
-                slow = simple(found[:text.count("\n") + (not text.endswith("\n"))], base + 1)
+            slow = simple(block, base + 1)
+            if slow is not None:
                 yield None, 0, None, size
-                if slow:
-                    lines = text.split("\n")
-                    slow = [(i, lines[i - base - 1]) for i in slow]
                 if slow:
                     yield from _mapped_quads(ox, fmt, [ln for _, ln in slow], [i for i, _ in slow], source)
                 continue
@@ -408,10 +498,13 @@ def _mentions(path: str, needle: bytes) -> bool:
     return False
 
 
-def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symbols") -> Iterator[Batch]:
+def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symbols",
+             columnar: bool = False) -> Iterator[Batch]:
     """An RDF file (by extension, see :data:`FORMATS`) as batches of facts, labels and declarations.
 
     ``literals``: ``"symbols"`` (a literal object becomes a symbol) or ``"skip"`` (skipped, counted).
+    ``columnar``: N-Triples and N-Quads lines of three IRIs may come as :attr:`Batch.columns` (the
+    ingest's fact writer takes them without a tuple per row); otherwise every row is in ``rows``.
     """
     ox = _oxigraph(source)
     ext = os.path.splitext(path)[1].lower()
@@ -425,13 +518,13 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symb
     any_statement = False
     one = reader.fast(ox)
     with open(path, "rb") as fh:
-        quads = _line_quads(ox, fmt, fh, source, reader.simple(ox, current)) if line_based else \
+        quads = _line_quads(ox, fmt, fh, source, reader.simple(ox, current, columnar)) if line_based else \
             _stream_quads(ox, fmt, fh, source)
         for q, line, bad, size in quads:
             batch.size += size
             if q is None and bad is None:  # progress after a block read on the simple path
-                any_statement = any_statement or bool(batch.rows)
-                if len(batch.rows) >= CHUNK:
+                any_statement = any_statement or bool(batch.rows) or bool(batch.columns)
+                if batch.fact_count >= CHUNK:
                     yield batch
                     batch = current[0] = Batch(source)
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Callable, Iterator
 
 from ..errors import Diagnostic, ValidationError
@@ -47,11 +48,32 @@ class Batch:
     rejects: list[Reject] = field(default_factory=list)
     size: int = 0  # bytes consumed, for the progress bar
     notes: dict[str, int] = field(default_factory=dict)  # counted things the reader did not store as given
+    columns: list[tuple] = field(default_factory=list)
+    """Rows kept as columns (only readers asked to, see :mod:`thinkingdb.store.rdf`): ``(at, subjects,
+    relations, objects, lines)``, rows of confidence 1 without unit or detail that stand before
+    ``rows[at]``; :meth:`all_rows` gives every row in order."""
+
+    def all_rows(self) -> list[tuple]:
+        """``rows`` with the :attr:`columns` rows put in their places."""
+        if not self.columns:
+            return self.rows
+        out, pos = [], 0
+        for at, s, r, o, lines in self.columns:
+            out += self.rows[pos:at]
+            pos = at
+            out += zip(s, r, o, repeat(1.0), lines.tolist() if hasattr(lines, "tolist") else lines,
+                       repeat(None), repeat(None))
+        return out + self.rows[pos:]
+
+    @property
+    def fact_count(self) -> int:
+        """How many fact rows the batch holds (``rows`` and ``columns``)."""
+        return len(self.rows) + sum(len(c[1]) for c in self.columns)
 
     @property
     def facts(self) -> list[tuple[Fact, int, str | None]]:
         """The rows as ``(Fact, line, unit_id)``."""
-        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.rows]
+        return [(Fact(s, r, o, c), line, unit) for s, r, o, c, line, unit, _ in self.all_rows()]
 
     def add_fact(self, fact: Fact, line: int, unit_id: str | None = None, detail: dict | None = None) -> None:
         """Append a validated fact (``detail``: extra provenance such as a sentence and its span)."""
@@ -60,7 +82,7 @@ class Batch:
 
     @property
     def records(self) -> int:
-        return (len(self.rows) + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
+        return (self.fact_count + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
                 + len(self.unit_rules))
 
 
