@@ -17,6 +17,7 @@ from __future__ import annotations
 from itertools import count, repeat
 from typing import Sequence
 
+from .graphfile import fact_arrays
 from .sqlite import PROVENANCE_INDEXES, FactRow, Store
 
 BULK_MIN = 20_000
@@ -137,16 +138,20 @@ class FactWriter:
         if base:
             fact += base
         fs, fr, fo = ss[starts], rs[starts], os_[starts]
+        pending = None
+        if not base and self.store.graph_file:   # all the store's facts: the graph file is made from them,
+            pending = _in_thread(fact_arrays, names, rels, fs, fr, fo, best)   # its arrays while SQLite writes
         for i in range(0, len(starts), _SLICE):   # slices: no million-element lists of Python objects
             j = min(i + _SLICE, len(starts))
-            c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)",
-                          zip(range(base + i + 1, base + j + 1), map(names.__getitem__, fs[i:j].tolist()),
-                              map(rels.__getitem__, fr[i:j].tolist()), map(names.__getitem__, fo[i:j].tolist()),
-                              best[i:j].tolist()))
-        if not base:   # these facts are all the store's facts: the graph file is written from them
-            self.store.keep_loaded_graph(names, rels, fs.astype(np.int64), fr.astype(np.int64), fo.astype(np.int64),
-                                         best)
-        del s, r, o, ss, rs, os_, order, first, starts, best, fs, fr, fo
+            ids, sub = range(base + i + 1, base + j + 1), map(names.__getitem__, fs[i:j].tolist())
+            rel, obj = map(rels.__getitem__, fr[i:j].tolist()), map(names.__getitem__, fo[i:j].tolist())
+            if (best[i:j] == 1.0).all():
+                c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, 1.0)", zip(ids, sub, rel, obj))
+            else:
+                c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", zip(ids, sub, rel, obj, best[i:j].tolist()))
+        if not base:
+            self.store.keep_loaded_graph(names, rels, fs, fr, fo, best, pending)
+        del s, r, o, ss, rs, os_, order, first, starts
         rebuild = n >= BULK_MIN and c.execute("SELECT 1 FROM provenance LIMIT 1").fetchone() is None
         if rebuild:
             for name, _ in PROVENANCE_INDEXES:
@@ -154,13 +159,37 @@ class FactWriter:
         k = 0
         for origin, cs, _, _, cc, _, units, details in chunks:
             m = len(cs)
-            c.executemany(f"INSERT INTO provenance VALUES (?, {int(origin)}, ?, ?, ?, ?)",
-                          zip(fact[k:k + m].tolist(), lines[k:k + m].tolist(), units or repeat(None, m),
-                              conf[k:k + m].tolist(), details or repeat(None, m)))
+            if units is None and details is None and (cc == 1.0).all():   # the common case: two columns bound
+                c.executemany(f"INSERT INTO provenance VALUES (?, {int(origin)}, ?, NULL, 1.0, NULL)",
+                              zip(fact[k:k + m].tolist(), lines[k:k + m].tolist()))
+            else:
+                c.executemany(f"INSERT INTO provenance VALUES (?, {int(origin)}, ?, ?, ?, ?)",
+                              zip(fact[k:k + m].tolist(), lines[k:k + m].tolist(), units or repeat(None, m),
+                                  cc.tolist(), details or repeat(None, m)))
             k += m
         if rebuild:
             for _, sql in PROVENANCE_INDEXES:
                 c.execute(sql)
+
+
+def _in_thread(fn, *args):
+    """Run ``fn(*args)`` in a thread (numpy releases the GIL in its sorts); returns a function that
+    waits and gives the result, or None if ``fn`` failed (the caller then computes it itself)."""
+    import threading
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append(fn(*args))
+        except Exception:   # noqa: BLE001 - the caller computes it again and sees the error there
+            pass
+    t = threading.Thread(target=run, name="thinkingdb-graph-arrays", daemon=True)
+    t.start()
+
+    def result():
+        t.join()
+        return out[0] if out else None
+    return result
 
 
 def _rank(rank, ids: dict[str, int], names: list[str]) -> None:

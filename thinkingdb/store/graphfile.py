@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import StoreError
 
 __all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "read_facts",
-           "write_graph", "write_container", "map_container"]
+           "write_graph", "fact_arrays", "write_container", "map_container"]
 
 FORMAT_VERSION = 1
 MAGIC = b"TDBGRAPH"
@@ -132,18 +132,27 @@ def _align(n: int) -> int:
 
 
 def write_graph(path: str, stamp: Stamp, symbols: list[str], relations: list[str], s: np.ndarray,
-                r: np.ndarray, o: np.ndarray, conf: np.ndarray) -> None:
+                r: np.ndarray, o: np.ndarray, conf: np.ndarray, arrays: dict[str, np.ndarray] | None = None) -> None:
     """Write a graph file atomically (temporary file, fsync, rename). ``symbols`` and ``relations``
-    sorted; ``s``/``r``/``o`` ids into them, one row per distinct triple; ``conf`` its confidence."""
-    n_sym, n = len(symbols), len(s)
+    sorted; ``s``/``r``/``o`` ids into them, one row per distinct triple; ``conf`` its confidence;
+    ``arrays``: :func:`fact_arrays` of the same, when already computed."""
+    if arrays is None:
+        arrays = fact_arrays(symbols, relations, s, r, o, conf)
+    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
+              "max_fact": stamp.max_fact, "facts": len(s), "symbols": len(symbols), "relations": list(relations)}
+    write_container(path, MAGIC, header, arrays)
+
+
+def fact_arrays(symbols: list[str], relations: list[str], s: np.ndarray, r: np.ndarray, o: np.ndarray,
+                conf: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays of the graph file of these facts (see :func:`write_graph`); they do not depend on
+    the store's stamp, so a bulk load computes them while SQLite writes."""
+    n_sym = len(symbols)
     enc = [k.encode("utf-8") for k in symbols]
     sym_off = np.zeros(n_sym + 1, dtype=np.int64)
     if n_sym:
         np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=n_sym), out=sym_off[1:])
-    arrays = graph_arrays(sym_off, np.frombuffer(b"".join(enc), dtype=np.uint8), len(relations), s, r, o, conf)
-    header = {"format": FORMAT_VERSION, "generation": stamp.generation, "token": stamp.token,
-              "max_fact": stamp.max_fact, "facts": n, "symbols": n_sym, "relations": list(relations)}
-    write_container(path, MAGIC, header, arrays)
+    return graph_arrays(sym_off, np.frombuffer(b"".join(enc), dtype=np.uint8), len(relations), s, r, o, conf)
 
 
 def graph_arrays(sym_off: np.ndarray, sym_blob: np.ndarray, n_rel: int, s: np.ndarray, r: np.ndarray,

@@ -450,12 +450,13 @@ class Store:
         from .graphdelta import build_graph
         loaded, self._loaded = self._loaded, None
         try:
-            if loaded is not None and len(loaded) == 7:   # a bulk load's arrays: no read back of the facts
+            if loaded is not None and len(loaded) == 8:   # a bulk load's arrays: no read back of the facts
                 from .graphdelta import delta_path
                 from .graphfile import _locked, graph_path, write_graph
+                stamp, *facts, pending = loaded
                 path = graph_path(self.path)
                 with _locked(path):
-                    write_graph(path, *loaded)
+                    write_graph(path, stamp, *facts, arrays=pending() if pending is not None else None)
                     if os.path.exists(delta_path(self.path)):   # a delta over the old file is void
                         os.remove(delta_path(self.path))
                 return
@@ -463,12 +464,13 @@ class Store:
         except (OSError, sqlite3.Error):
             pass
 
-    def keep_loaded_graph(self, symbols: list[str], relations: list[str], s, r, o, conf) -> None:
+    def keep_loaded_graph(self, symbols: list[str], relations: list[str], s, r, o, conf, arrays=None) -> None:
         """The whole fact table of this transaction's store state, interned as the graph file takes it
         (:func:`~thinkingdb.store.graphfile.write_graph`): written after the commit instead of reading
-        the facts back. Only for a transaction that wrote every fact of the store (a bulk load)."""
+        the facts back. Only for a transaction that wrote every fact of the store (a bulk load).
+        ``arrays``: None, or a function giving the file's arrays (None if it could not) computed meanwhile."""
         if self.graph_file and self.conn.in_transaction:
-            self._loaded = (symbols, relations, s, r, o, conf)
+            self._loaded = (symbols, relations, s, r, o, conf, arrays)
 
     def _writer_lock(self) -> None:
         """Hold the writer lock on the file our connection has open, reopening ``path`` if that file
