@@ -136,3 +136,86 @@ def test_an_ingest_into_a_store_with_facts_takes_the_staged_path(tmp_path):
         assert sorted(st.fact_rows()) == [("x", "r", "y", 0.5), ("y", "r", "z", 1.0)]
         from thinkingdb.store.graphdelta import open_current
         assert open_current(st.path, store_stamp(st)) is not None   # the graph file (and its delta) current
+
+
+def _same_blank_nodes(monkeypatch) -> None:
+    """Blank nodes are local to one reading (a random prefix): the same prefix for every reading here."""
+    from types import SimpleNamespace
+    from thinkingdb.store import rdf
+    monkeypatch.setattr(rdf, "secrets", SimpleNamespace(token_hex=lambda n: "0" * (2 * n)))
+
+
+def _ntriples(path, lines: int, seed: int) -> None:
+    """Generated N-Triples: plain IRI lines (with repeats), literals, language tags, blank nodes, labels,
+    comments, a CRLF line, a tab-separated line, an escaped IRI, a reified statement with a confidence
+    and an inverse declared at the end, so every way of reading a line meets the bulk path."""
+    rng = random.Random(seed)
+    ex, rdf = "http://example.org/", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+    out = []
+    for i in range(lines):
+        s, o, p, x = rng.randrange(300), rng.randrange(300), rng.randrange(6), rng.random()
+        subj = f"_:b{s % 7}" if x < 0.02 else f"<{ex}e{s}>"
+        obj = f'"v {o}"' if x < 0.06 else f'"w {o}"@en' if x < 0.08 else f"<{ex}e{o}>"
+        line = f"{subj} <{ex}r{p}> {obj} ."
+        if x > 0.995:
+            line = f"<{ex}e{s}>\t<{ex}r{p}>  <{ex}e{o}> . # tabs"
+        elif x > 0.99:
+            line = f'<{ex}e{s}> <http://www.w3.org/2000/01/rdf-schema#label> "Entity {s}" .'
+        elif x > 0.985:
+            line = "# a comment"
+        elif x > 0.98:
+            line = f"<{ex}e\\u0041{s}> <{ex}r{p}> <{ex}e{o}> .\r"
+        out.append(line)
+    out += [f"<{ex}e1> <{ex}r1> <{ex}e2> ."] * 2 + [f"_:st <{rdf}subject> <{ex}e1> .", f"_:st <{rdf}predicate> <{ex}r1> .",
+            f"_:st <{rdf}object> <{ex}e2> .", f'_:st <urn:thinkingdb:confidence> "0.25" .',
+            f"<{ex}inv> <http://www.w3.org/2002/07/owl#inverseOf> <{ex}r5> ."]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("lines, seed", [(400, 1), (25_000, 2)])   # 25,000 lines: several 1 MiB blocks and batches
+def test_ntriples_bulk_load_writes_the_store_of_the_row_by_row_path(tmp_path, monkeypatch, lines, seed):
+    pytest.importorskip("pyoxigraph")
+    nt = tmp_path / "g.nt"
+    _ntriples(nt, lines, seed)
+    _same_blank_nodes(monkeypatch)
+    with Store(str(tmp_path / "bulk.sqlite")) as st:
+        report = ingest(st, [str(nt)])
+        got = st.dump()
+    from thinkingdb.store import ingest as ingest_module
+    monkeypatch.setattr(ingest_module, "read_rdf", lambda *a, **k: None)   # the reader is not asked for columns
+    _staged_only(monkeypatch)
+    with Store(str(tmp_path / "staged.sqlite")) as st:
+        assert ingest(st, [str(nt)]).facts == report.facts
+        want = st.dump()
+    ex = "http://example.org/"
+    assert report.facts > lines * 0.9 and got["symbols"] and len(got["facts"]) < report.facts   # labels, repeats
+    assert any(p[:3] == (f"{ex}e1", f"{ex}r1", f"{ex}e2") and p[6] == 0.25 for p in got["provenance"])
+    assert any(f[1] == f"{ex}inv" for f in got["facts"]) and not any(f[1] == f"{ex}r5" for f in got["facts"])
+    assert got == want
+    assert _provenance_rows(str(tmp_path / "bulk.sqlite")) == _provenance_rows(str(tmp_path / "staged.sqlite"))
+    st = Store(str(tmp_path / "bulk.sqlite"), readonly=True)
+    try:   # the graph file made from the load's arrays (in a thread) is the one rebuilt from the facts
+        stamp = store_stamp(st)
+        graph = open_graph(graph_path(str(tmp_path / "bulk.sqlite")), stamp)
+        _, symbols, relations, s, r, o, c = read_facts(st)
+        rebuilt = str(tmp_path / "rebuilt.graph")
+        write_graph(rebuilt, stamp, symbols, relations, s, r, o, c)
+        want_graph = open_graph(rebuilt, stamp)
+        assert graph is not None and sorted(graph.arrays) == sorted(want_graph.arrays)
+        for name in want_graph.arrays:
+            assert np.array_equal(graph.arrays[name], want_graph.arrays[name]), name
+    finally:
+        st.close()
+
+
+def test_columns_and_rows_of_the_rdf_reader_are_the_same_rows_in_the_same_order(tmp_path, monkeypatch):
+    pytest.importorskip("pyoxigraph")
+    from thinkingdb.normalize import Vocabulary
+    from thinkingdb.store.rdf import read_rdf
+    nt = tmp_path / "g.nt"
+    _ntriples(nt, 3000, 4)
+    _same_blank_nodes(monkeypatch)
+    rows = [r for b in read_rdf(str(nt), "g.nt", Vocabulary()) for r in b.rows]
+    batches = list(read_rdf(str(nt), "g.nt", Vocabulary(), columnar=True))
+    assert any(b.columns for b in batches) and all(not b.columns for b in read_rdf(str(nt), "g.nt", Vocabulary()))
+    assert [r for b in batches for r in b.all_rows()] == rows

@@ -154,8 +154,8 @@ class _Reader:
         it can key, and returns ``(line number, text)`` of the other statement lines (for pyoxigraph),
         or None, changing nothing, when the block is not UTF-8. Lines written exactly ``<s> <p> <o> .``
         are found and split with array operations over the whole block (:func:`_plain_lines`); the
-        others go through :data:`_SIMPLE_LINES`. With ``columnar``, rows of the common case (every IRI
-        known, no inverse) are kept as :attr:`Batch.columns` instead of row tuples."""
+        others go through :data:`_SIMPLE_LINES`. With ``columnar``, the rows of a block whose every IRI
+        and predicate could be keyed are kept as :attr:`Batch.columns` instead of row tuples."""
         check, special, skeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.named, self.relation
 
         def key(iri: str) -> str | None:
@@ -182,6 +182,13 @@ class _Reader:
                         RL[j] = plain[P[j]] = relation(P[j])
             batch = current[0]
             rows = batch.rows
+            if columnar and not (None in KS or None in KO or None in RL):
+                flips = list(map(itemgetter(1), RL))
+                if any(flips):   # a predicate declared an inverse: its lines are stored reversed
+                    KS, KO = [o if f else s for s, o, f in zip(KS, KO, flips)], \
+                        [s if f else o for s, o, f in zip(KS, KO, flips)]
+                batch.columns.append((len(rows), KS, list(map(itemgetter(0), RL)), KO, idx))
+                return []
             if None in KS or None in KO or None in RL or any(map(itemgetter(1), RL)):
                 slow = []
                 for j, (i, ks, rel, ko) in enumerate(zip(idx, KS, RL, KO)):
@@ -191,10 +198,7 @@ class _Reader:
                         rows.append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
                                     (ks, rel[0], ko, 1.0, i, None, None))
                 return slow
-            if columnar:
-                batch.columns.append((len(rows), KS, list(map(itemgetter(0), RL)), KO, idx))
-            else:
-                rows.extend(zip(KS, map(itemgetter(0), RL), KO, repeat(1.0), idx, repeat(None), repeat(None)))
+            rows.extend(zip(KS, map(itemgetter(0), RL), KO, repeat(1.0), idx, repeat(None), repeat(None)))
             return []
 
         def block(data: bytes, first: int) -> list[tuple[int, str]] | None:
