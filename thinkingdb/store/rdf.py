@@ -27,19 +27,19 @@ import os
 import re
 import secrets
 from itertools import compress, repeat
-from operator import itemgetter
 from typing import Iterator
 from urllib.parse import unquote
 
 from ..errors import Diagnostic, IngestError
 from ..model import Declaration
-from ..normalize import Vocabulary
+from ..normalize import _IRI, _QUOTES, Vocabulary
 from .rdfwrite import CONFIDENCE, OWL, RDF, RDFS, RELATION_NS, SYMBOL_NS, XSD
 from .records import CHUNK, MAX_DIAGNOSTICS, Batch, _reject as reject
 
 LABELS = (RDFS + "label", "http://www.w3.org/2004/02/skos/core#prefLabel")
 _REIFY = {RDF + "subject": 0, RDF + "predicate": 1, RDF + "object": 2}
 _PLAIN_TYPES = (XSD + "string", RDF + "langString")
+_EDGES = frozenset(_QUOTES + "<>")   # first or last characters that vocab.symbol would strip
 _SPECIAL = frozenset({*_REIFY, CONFIDENCE, RDF + "type", *LABELS, RDFS + "subPropertyOf", OWL + "inverseOf"})
 
 FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE", ".nq": "N_QUADS", ".trig": "TRIG", ".jsonld": "JSON_LD"}
@@ -67,6 +67,7 @@ class _Reader:
         self.reified_rest: list = []  # rdf:subject/predicate/object triples of nodes without a confidence
         self.counts: dict[str, int] = {}
         self.blank = "_:" + secrets.token_hex(4) + "."  # blank nodes are local to one reading of one file
+        self.exact = vocab.mode != "folded"   # IRIs are their own keys (see thinkingdb.normalize.symbol_key)
 
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + n
@@ -165,7 +166,8 @@ class _Reader:
                 return None
             return named(iri)
 
-        plain: dict[str, tuple[str, bool]] = {}   # predicates seen that are not special: (relation, flip)
+        plain: dict[str, str] = {}   # predicates seen that are not special: their relation
+        flipped: set[str] = set()    # those of them stored reversed (an inverse was declared)
 
         def keyed(S: list[str], P: list[str], O: list[str], idx, text_of) -> list[tuple[int, str]]:
             """Rows of the triples of lines ``idx``; the lines that cannot be keyed here are returned."""
@@ -179,26 +181,32 @@ class _Reader:
                     if KO[j] is None:
                         KO[j] = key(O[j])
                     if RL[j] is None and P[j] not in special and key(P[j]) is not None:
-                        RL[j] = plain[P[j]] = relation(P[j])
+                        RL[j], flip = relation(P[j])
+                        plain[P[j]] = RL[j]
+                        if flip:
+                            flipped.add(P[j])
             batch = current[0]
             rows = batch.rows
-            if columnar and not (None in KS or None in KO or None in RL):
-                flips = list(map(itemgetter(1), RL))
-                if any(flips):   # a predicate declared an inverse: its lines are stored reversed
+            known = not (None in KS or None in KO or None in RL)
+            flips = list(map(flipped.__contains__, P)) if flipped else None
+            if flips is not None and not any(flips):
+                flips = None
+            if columnar and known:
+                if flips is not None:   # a predicate declared an inverse: its lines are stored reversed
                     KS, KO = [o if f else s for s, o, f in zip(KS, KO, flips)], \
                         [s if f else o for s, o, f in zip(KS, KO, flips)]
-                batch.columns.append((len(rows), KS, list(map(itemgetter(0), RL)), KO, idx))
+                batch.columns.append((len(rows), KS, RL, KO, idx))
                 return []
-            if None in KS or None in KO or None in RL or any(map(itemgetter(1), RL)):
+            if not known or flips is not None:
                 slow = []
                 for j, (i, ks, rel, ko) in enumerate(zip(idx, KS, RL, KO)):
                     if ks is None or ko is None or rel is None:
                         slow.append((i, text_of(j)))
                     else:
-                        rows.append((ko, rel[0], ks, 1.0, i, None, None) if rel[1] else
-                                    (ks, rel[0], ko, 1.0, i, None, None))
+                        rows.append((ko, rel, ks, 1.0, i, None, None) if flips is not None and flips[j] else
+                                    (ks, rel, ko, 1.0, i, None, None))
                 return slow
-            rows.extend(zip(KS, map(itemgetter(0), RL), KO, repeat(1.0), idx, repeat(None), repeat(None)))
+            rows.extend(zip(KS, RL, KO, repeat(1.0), idx, repeat(None), repeat(None)))
             return []
 
         def block(data: bytes, first: int) -> list[tuple[int, str]] | None:
@@ -229,7 +237,13 @@ class _Reader:
         """The key of an IRI (memoized; the memo is cleared when it grows past 2**18 entries)."""
         if len(self.skeys) > 1 << 18:
             self.skeys.clear()
-        key = unquote(value[len(SYMBOL_NS):]) if value.startswith(SYMBOL_NS) else self.vocab.symbol(value)
+        if value.startswith(SYMBOL_NS):
+            key = unquote(value[len(SYMBOL_NS):])
+        elif self.exact and value[:1] not in _EDGES and value[-1:] not in _EDGES and not value[0].isspace() \
+                and not value[-1].isspace() and _IRI.fullmatch(value):
+            key = value   # what vocab.symbol gives (symbol_key: an IRI is kept exactly), without its steps
+        else:
+            key = self.vocab.symbol(value)
         self.skeys[value] = key
         return key
 
