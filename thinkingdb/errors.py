@@ -82,11 +82,14 @@ def diagnostics_from(errors: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(errors, key=lambda d: (d.source, d.line, d.column))
 
 
-def translate(exc: BaseException) -> ThinkingDBError:
-    """Map an exception of a leaf package or a third-party library to a ThinkingDB error.
+def translate(exc: BaseException, store: str | None = None) -> ThinkingDBError:
+    """Map an exception of a leaf package or a third-party library to a ThinkingDB error; an SQLite
+    error names ``store``, the file it came from, when the caller knows it.
 
     >>> isinstance(translate(KeyError("x")), ThinkingDBError)
     True
+    >>> str(translate(__import__("sqlite3").DatabaseError("database disk image is malformed"), "kb.sqlite"))
+    'kb.sqlite: database error: database disk image is malformed'
     """
     if isinstance(exc, ThinkingDBError):
         return exc
@@ -97,7 +100,7 @@ def translate(exc: BaseException) -> ThinkingDBError:
     if module in {"lexical", "hdc"} and "Format" in name:
         return LaneIndexError(str(exc))
     if module == "sqlite3":
-        return StoreError(f"database error: {exc}")
+        return StoreError(f"{store + ': ' if store else ''}database error: {exc}")
     if isinstance(exc, OSError):
         return StoreError(str(exc))
     return ValidationError(str(exc) or name)

@@ -393,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (tests call this in-process)."""
+    args = None
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -417,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a leaf or third-party error: translate at this one boundary
-        err = translate(exc)
+        err = translate(exc, getattr(args, "db", None))
         sys.stderr.write(f"thinkingdb: error: {err}\n")
         return EXIT_BAD_INPUT
 

@@ -346,6 +346,7 @@ def ensure_token(store) -> None:
         return
     conn = store.conn
     if conn.execute("SELECT 1 FROM meta WHERE key = 'token'").fetchone() is None and not conn.in_transaction:
+        store.check_before_write()
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
 
 

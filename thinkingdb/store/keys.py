@@ -84,6 +84,7 @@ def _now() -> str:
 
 def _write(store, sql: str, params: Sequence) -> int:
     conn = store.conn
+    store.check_before_write()
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:

@@ -38,6 +38,11 @@ APPLICATION_ID = 0x54444231  # "TDB1"
 SCHEMA_VERSION = 2
 DEFAULT_PATH = "./thinkingdb.sqlite"
 CACHE_KIB = 65536  # page cache: index maintenance of large ingests stays in memory up to this size
+QUICK_CHECK_OPEN_BYTES = 8 << 20
+"""An existing store up to this size (file + WAL) is checked with ``PRAGMA quick_check`` when opened."""
+CHECK_WRITE_BYTES = 64 << 20
+"""...and one up to this size with ``PRAGMA integrity_check`` before its first write: a damaged file is
+refused, never written into. Larger stores are not checked (the checks read every page: docs/storage.md)."""
 
 _SCHEMA = """
 CREATE TABLE sources (id INTEGER PRIMARY KEY, source TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
@@ -245,6 +250,7 @@ class Store:
 
     def _open(self) -> None:
         file = self.file
+        self._checked = ""   # the PRAGMA check this connection passed
         if not self.readonly and os.path.exists(file) and not _writable(file):
             self.readonly = True   # read-only media or permissions: stats, search and queries still work
         modes = ["ro", "ro&immutable=1"] if self.readonly else ["rwc"]
@@ -255,8 +261,15 @@ class Store:
                 self._init(self.readonly)
                 break
             except sqlite3.DatabaseError as exc:
-                if i + 1 < len(modes) and "unable to open" in str(exc):
-                    continue   # a WAL store in a read-only directory: open it as immutable
+                self._conn.close()
+                if i + 1 < len(modes) and ("unable to open" in str(exc) or "readonly" in str(exc)):
+                    # a WAL store in a read-only directory (no -shm can be made): open it as immutable,
+                    # unless its -wal holds commits the main file lacks (immutable would not see them)
+                    wal = file + "-wal"
+                    if os.path.exists(wal) and os.path.getsize(wal) > 0:
+                        raise StoreError(f"{self.path}: on read-only media with unmerged writes in "
+                                         f"{wal}; open it once where it can be written") from exc
+                    continue
                 raise StoreError(f"{self.path}: cannot open store: {exc}") from exc
         if self._pending and not self.readonly:
             # A private file no other process knows: no WAL and no syncs while it is built (a crash
@@ -316,12 +329,37 @@ class Store:
         elif missing := set(_TABLES) - {n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
             raise StoreError(f"{self.path}: a ThinkingDB store without its tables ({', '.join(sorted(missing))}): "
                              "damaged; refusing to touch it")
-        elif not readonly:
-            c.execute("PRAGMA journal_mode = WAL")
+        else:
+            self._check("quick_check", QUICK_CHECK_OPEN_BYTES)
+            if not readonly:
+                c.execute("PRAGMA journal_mode = WAL")
         # Connection settings, set once here, never inside a transaction.
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         c.execute("PRAGMA temp_store = MEMORY")
+
+    def _check(self, pragma: str, max_bytes: int) -> None:
+        """Refuse a damaged store (``PRAGMA quick_check`` or ``integrity_check``) when it is at most
+        ``max_bytes`` on disk (file and WAL); a store that fails is never written to."""
+        if self._checked == "integrity_check" or self._checked == pragma or self._pending:
+            return
+        file = self.file
+        size = sum(os.path.getsize(f) for f in (file, file + "-wal") if os.path.exists(f))
+        if size > max_bytes:
+            return
+        try:
+            found = [str(row[0]) for row in self._conn.execute(f"PRAGMA {pragma}(3)")]
+        except (sqlite3.Error, ValueError) as exc:   # a damaged header or page can fail the check itself
+            found = [str(exc)]
+        if found != ["ok"]:
+            said = " ".join("; ".join(found).split())[:300]
+            raise StoreError(f"{self.path}: a damaged store (SQLite {pragma}: {said}); refusing to read or "
+                             "write it")
+        self._checked = pragma
+
+    def check_before_write(self) -> None:
+        """Refuse to write into a damaged store of up to :data:`CHECK_WRITE_BYTES` (checked once)."""
+        self._check("integrity_check", CHECK_WRITE_BYTES)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -378,6 +416,7 @@ class Store:
         """
         if self.readonly:
             raise StoreError(f"{self.path}: the store is open read-only (read-only media or permissions)")
+        self.check_before_write()
         self._writer_lock()
         current = False
         try:
@@ -685,7 +724,10 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
                               (*row, self.current_generation()))
             return True
-        if self.readonly or self._pending or not self._lock.try_acquire():
+        if self.readonly or self._pending:
+            return False
+        self.check_before_write()
+        if not self._lock.try_acquire():
             return False
         try:
             if self._lock.file_id() != file_id(self.path):
