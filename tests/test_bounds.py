@@ -99,3 +99,95 @@ def test_many_bad_statements_take_linear_time():
             assert len(exc.diagnostics) == n
     ratio = _seconds(bad, 1600) / max(_seconds(bad, 400), 1e-4)
     assert ratio < 9, ratio
+
+
+def _cartesian(n: int) -> FactGraph:
+    return FactGraph([Fact(f"a{i:05d}", "isa", "thing") for i in range(n)])
+
+
+def test_columnar_join_steps_are_sliced_and_keep_max_derived(monkeypatch):
+    """The columnar engine on a cartesian rule (n^2 candidates in one round): no join step makes more
+    than ``ROWS`` rows at once (it made all n^2 in one piece, 1.2 GB for n = 3,000), and
+    ``max_derived`` keeps the canonically first facts (oracle: all pairs, sorted by rank)."""
+    from thinkingdb.engine import columnar
+    n, cap = 300, 57
+    monkeypatch.setattr(columnar, "ROWS", 1000)
+    made = []
+    step = columnar._Run._step
+
+    def counting(self, j, env, prem, m):
+        out = step(self, j, env, prem, m)
+        made.append(out[2])
+        return out
+    monkeypatch.setattr(columnar._Run, "_step", counting)
+    g = _cartesian(n)
+    res = closure(g, [CART], limits=Limits(max_derived=cap), engine="columnar")
+    assert res.truncated == "derived" and res.derived_count == cap
+    got = sorted((t.subject, t.object) for t in (res.ids.triple(k) for k in res.derived_keys()))
+    oracle = sorted((f"a{i:05d}", f"a{j:05d}") for i in range(n) for j in range(n))[:cap]
+    assert got == oracle
+    assert made and max(made) <= 1000 + n          # a slice ends at the row that crosses ROWS
+
+
+def test_columnar_timeout_is_checked_inside_a_round():
+    """3,000 x 3,000 candidates in one round under a 200 ms budget: the run stops near the budget
+    (it overran by a whole unsliced join before), reports 'time' and keeps nothing of the round."""
+    g = _cartesian(3000)
+    t0 = time.perf_counter()
+    res = closure(g, [CART], limits=Limits(timeout_ms=200, max_derived=None), engine="columnar")
+    elapsed = time.perf_counter() - t0
+    assert res.truncated == "time" and res.derived_count == 0
+    assert elapsed < 0.2 + 1.5, elapsed             # one slice and one reduce past the deadline, loaded CI
+
+
+def test_cartesian_query_with_huge_demand_runs_the_full_closure(monkeypatch):
+    """A goal whose set-level demand is a cartesian product (every pair of premises queued) runs as
+    the full closure once the demand passes its step budget: the same answers as the full closure,
+    and the fallback is said."""
+    from thinkingdb.engine import demand
+    from thinkingdb.engine.query import evaluate
+    from thinkingdb.language import parse_query
+    g = _cartesian(40)
+    q = parse_query("? ?x near ?y.")
+    monkeypatch.setattr(demand, "demand_steps", lambda g: 200)
+    res = closure(g, [CART], goals=[q])
+    assert "goals not followed" in res.stats.fallback and res.derived_count == 1600
+    got = evaluate(q, g, [CART], limits=Limits(max_derived=100))
+    full = evaluate(q, g, [CART], limits=Limits(max_derived=100), goal_directed=False)
+    assert [(a.bindings, a.score) for a in got] == [(a.bindings, a.score) for a in full]
+    assert len(got) == 100 and got.truncated == "derived"
+
+
+def test_query_answers_stop_at_the_deadline():
+    """Enumerating the answers of a large conjunction keeps the time budget too ("time"): 150 x 150
+    pairs over asserted facts, no rules, 1 ms."""
+    from thinkingdb.engine.query import evaluate
+    from thinkingdb.language import parse_query
+    g = _cartesian(150)
+    q = parse_query("? ?x isa ?t, ?y isa ?t.")
+    full = evaluate(q, g, [])
+    assert len(full) == 22500 and full.truncated is None
+    cut = evaluate(q, g, [], limits=Limits(timeout_ms=1))
+    assert cut.truncated == "time" and len(cut) < 22500
+
+
+def test_cli_cartesian_rule_over_10k_facts_keeps_its_bounds(tmp_path, capsys):
+    """Issue 21: `thinkingdb query` of a cartesian rule over 10,000 facts ignored --max-derived 1000
+    (33 s, 1.4 GB) and --timeout-ms. Both now cut the run, say so, and answer within the budget."""
+    from thinkingdb.cli.main import main
+    src = tmp_path / "cart.tdb"
+    src.write_text("".join(f"a{i} p b{i % 100}.\n" for i in range(10000))
+                   + "rule cart: ?x p ?y, ?z p ?w => ?x q ?z.\n", encoding="utf-8")
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["--db", db, "-q", "ingest", str(src)]) == 0
+    capsys.readouterr()
+    t0 = time.perf_counter()
+    assert main(["--db", db, "query", "? ?x q ?z.", "--max-derived", "1000", "--format", "tsv"]) == 0
+    took = time.perf_counter() - t0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 1000 and "derived bound" in err
+    assert took < 20, took
+    t0 = time.perf_counter()
+    main(["--db", db, "query", "? ?x q ?z.", "--timeout-ms", "500"])
+    took = time.perf_counter() - t0
+    assert "time bound" in capsys.readouterr()[1] and took < 0.5 + 4, took

@@ -204,9 +204,18 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
         if d is not None and d.truncated == "nodes":
             d = None   # cut by max_nodes, the unbounded demand is not exact: depth budgets reach further
     if d is None:
+        from .demand import demand_steps  # noqa: PLC0415
         d = demand_of(g, ids, rules, goals, max_depth=limits.max_depth, max_nodes=limits.max_nodes,
-                      deadline=deadline)
+                      deadline=deadline, step_limit=demand_steps(g))
         probe = limits.max_depth is None
+        if d is None:   # the demand is no smaller than the closure: the full closure, in the time left
+            left = None if deadline is None else max(1, int((deadline - time.perf_counter()) * 1000))
+            res = closure(g, rules, limits=dataclasses.replace(limits, timeout_ms=left),
+                          alternatives=alternatives, engine=engine)
+            if res.stats is not None:
+                res.stats = dataclasses.replace(res.stats, fallback="goals not followed: the demand "
+                                                f"exceeded {demand_steps(g):,} set-level steps")
+            return res
     scope = bytearray(ids.n_syms)
     for s in d.symbols:
         scope[s] = 1

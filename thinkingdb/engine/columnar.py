@@ -20,7 +20,9 @@ reference engine, so scores compare equal, not just close. Bounds keep their mea
 runs one probing round; ``max_nodes`` drops heads outside the scope (only a rule constant can be);
 ``max_derived`` admits new facts in canonical order, and is also applied while a round accumulates
 candidates (only the canonically first ``room`` new heads can survive, so pruning early is exact);
-``timeout_ms`` is checked between join steps and chunks, and an unfinished round is dropped.
+once a round's candidates were cut to the room, later new heads ranked after the room's last are
+dropped as they are made. ``timeout_ms`` is checked between join steps and slices: a step never
+makes more than ``ROWS`` rows at once; an unfinished round is dropped.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = ["unsupported", "run_columnar", "Admission"]
 
 CHUNK = 1 << 16         # start rows per pipeline chunk
 COMPACT = 1 << 22       # candidate rows per head relation before an early reduce
+ROWS = 1 << 20          # rows one join step makes at once (larger steps run over slices of their input)
 
 
 class _Timeout(Exception):
@@ -151,6 +154,8 @@ class _Run:
         self.admit: Admission | None = None   # goal-directed: only demanded heads within their budget
         self.round = 0
         self.pruned = False    # this round's candidates were cut to the max_derived room
+        self.cutoff: dict[int, tuple[int, int]] = {}   # head relation -> ranks of the room's last new head
+        self._subjects: dict[int, np.ndarray] = {}     # head relation -> subjects of its facts (this round)
 
     # -- helpers -----------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -232,55 +237,138 @@ class _Run:
 
     def _candidates(self, pl: Pipeline, keys, fids, out: dict) -> None:
         """Run ``pl`` over the start facts ``(keys, fids)``; append surviving candidates to ``out``."""
+        for c0 in range(0, max(len(keys), 1), CHUNK):
+            self.tick()
+            env, prem, m = self._start(pl, keys[c0:c0 + CHUNK], fids[c0:c0 + CHUNK])
+            for env, prem, m in self._joined(pl, env, prem, m, 0):
+                self._emit(pl, env, prem, m, out)
+
+    def _fanout(self, j, env, m) -> np.ndarray | None:
+        """Rows each input row becomes in join step ``j`` (None: a check, at most one)."""
+        atom, r = j.atom, self.rid[j.atom.relation]
+        if j.mode == "check":
+            return None
+        if j.mode == "scan":
+            k, _ = self.so[r].all()
+            width = len(k) if atom.subject != atom.object else int(np.count_nonzero(k // self.n == k % self.n))
+            return np.full(m, width, dtype=np.int64)
+        lead = atom.subject if j.mode == "by_subject" else atom.object
+        ix = self.so[r] if j.mode == "by_subject" else self.by_object(r)
+        lo_keys = self._value(lead, env, m) * self.n
+        return sum((np.searchsorted(bk, lo_keys + self.n) - np.searchsorted(bk, lo_keys) for bk, _ in ix.blocks),
+                   np.zeros(m, dtype=np.int64))
+
+    def _joined(self, pl: Pipeline, env, prem, m, i: int):
+        """The rows of ``pl`` after its join steps ``i..``, in batches: a step that would make more
+        than ``ROWS`` rows at once runs over slices of its input (a cartesian step over 10k facts made
+        100M rows in one piece), and the deadline is checked between slices."""
+        steps = pl.steps
+        while i < len(steps) and m:
+            env, prem, m = self._early_cut(pl, env, prem, m)
+            j = steps[i]
+            fan = self._fanout(j, env, m) if m else None
+            if fan is not None and m > 1 and int(fan.sum()) > ROWS:
+                cum = np.cumsum(fan)
+                cuts = np.unique(np.concatenate([[0], np.searchsorted(cum, np.arange(ROWS, int(cum[-1]), ROWS),
+                                                                        side="right"), [m]]))
+                for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                    if b > a:
+                        self.tick()
+                        yield from self._joined(pl, {v: x[a:b] for v, x in env.items()},
+                                                {p: x[a:b] for p, x in prem.items()}, b - a, i)
+                return
+            env, prem, m = self._step(j, env, prem, m)
+            self.tick()
+            i += 1
+        if m:
+            yield env, prem, m
+
+    def _early_cut(self, pl: Pipeline, env, prem, m):
+        """Drop rows before they are joined further when their bound head subject already decides
+        that every head they make is dropped in ``_emit``: not demanded (goal-directed, when the
+        demand of the head relation is by subject only), or ranked after the max_derived room's last
+        new head (only when every symbol is in scope, and never for a subject that already has a fact
+        of the head relation: a derived one may still be improved)."""
+        head = self.program.rules[pl.rule].rule.head
+        if not isinstance(head.subject, Var) or head.subject not in env:
+            return env, prem, m
+        h = self.rid[head.relation]
+        subj = env[head.subject]
+        drop = None
+        if self.admit is not None:
+            budget = self.admit.subject_budget(h, subj)
+            if budget is not None:
+                drop = budget < self.round
+        cut = self.cutoff.get(h)
+        if cut is not None and self.scope is None:
+            late = self.ranks()[subj] > cut[0]
+            if h not in self._subjects:
+                self._subjects[h] = np.unique(self.so[h].all()[0] // self.n)
+            if len(self._subjects[h]):
+                late &= ~np.isin(subj, self._subjects[h])
+            drop = late if drop is None else drop | late
+        if drop is None or not drop.any():
+            return env, prem, m
+        keep = np.flatnonzero(~drop)
+        return {v: a[keep] for v, a in env.items()}, {p: a[keep] for p, a in prem.items()}, len(keep)
+
+    def _emit(self, pl: Pipeline, env, prem, m, out: dict) -> None:
+        """Candidates of joined rows: head keys, admission, scores, difference, the max_derived cutoff."""
         ir = self.program.rules[pl.rule]
         rule, n = ir.rule, self.n
         h = self.rid[rule.head.relation]
         width = self.head_width[h]
         score_col = self.facts.score.a
-        for c0 in range(0, max(len(keys), 1), CHUNK):
-            self.tick()
-            env, prem, m = self._start(pl, keys[c0:c0 + CHUNK], fids[c0:c0 + CHUNK])
-            for j in pl.steps:
-                if not m:
-                    break
-                env, prem, m = self._step(j, env, prem, m)
-                self.tick()
-            if not m:
-                continue
-            self.firings += m
-            hkey = self._value(rule.head.subject, env, m) * n + self._value(rule.head.object, env, m)
-            if self.admit is not None:   # what the reference engine drops after the round, dropped now
-                keep = np.flatnonzero(self.admit.budget(h, hkey) >= self.round)
-                if len(keep) < m:
-                    hkey, m = hkey[keep], len(keep)
-                    env = {v: a[keep] for v, a in env.items()}
-                    prem = {p: a[keep] for p, a in prem.items()}
-                    if not m:
-                        continue
-            score = np.full(m, rule.weight)
-            for p in range(len(rule.premises)):
-                score = score * score_col[prem[p]]
-            del prem
-            known = self.so[h].lookup(hkey)
-            old = known >= 0
-            if old.any():
-                kf = known[old]
-                better = np.zeros(m, dtype=bool)
-                better[old] = (self.facts.round.a[kf] > 0) & (score[old] > score_col[kf])
-                keep = np.flatnonzero(~old | better)
-                if not len(keep):
-                    continue
-                hkey, score = hkey[keep], score[keep]
+        self.firings += m
+        hkey = self._value(rule.head.subject, env, m) * n + self._value(rule.head.object, env, m)
+        keep = None
+        if self.admit is not None:   # what the reference engine drops after the round, dropped now
+            keep = self.admit.budget(h, hkey) >= self.round
+        cut = self.cutoff.get(h)
+        if cut is not None:          # new heads after the max_derived room's last one can never be kept
+            rk = self.ranks()
+            rs = rk[hkey // n]
+            late = rs > cut[0]
+            tie = np.flatnonzero(rs == cut[0])
+            late[tie] = rk[hkey[tie] % n] > cut[1]
+            if self.scope is not None:
+                late &= self.scope[hkey // n] & self.scope[hkey % n]
+            late &= self.so[h].lookup(hkey) < 0
+            keep = ~late if keep is None else keep & ~late
+        if keep is not None:
+            keep = np.flatnonzero(keep)
+            if len(keep) < m:
+                hkey, m = hkey[keep], len(keep)
                 env = {v: a[keep] for v, a in env.items()}
-            ext = np.full((len(hkey), width), -1, dtype=self.ext_dtype)
-            for i, v in enumerate(ir.extras):
-                ext[:, i] = env[v]
-            del env
-            part = out.setdefault(h, [])
-            part.append([hkey, score, np.full(len(hkey), pl.rule, dtype=np.int32), ext])
-            del hkey, score, ext
-            if sum(len(p[0]) for p in part) > COMPACT:
-                out[h] = [list(self._reduce(part, prune=True, h=h))]
+                prem = {p: a[keep] for p, a in prem.items()}
+                if not m:
+                    return
+        score = np.full(m, rule.weight)
+        for p in range(len(rule.premises)):
+            score = score * score_col[prem[p]]
+        del prem
+        known = self.so[h].lookup(hkey)
+        old = known >= 0
+        if old.any():
+            kf = known[old]
+            better = np.zeros(m, dtype=bool)
+            better[old] = (self.facts.round.a[kf] > 0) & (score[old] > score_col[kf])
+            keep = np.flatnonzero(~old | better)
+            if not len(keep):
+                return
+            hkey, score = hkey[keep], score[keep]
+            env = {v: a[keep] for v, a in env.items()}
+        ext = np.full((len(hkey), width), -1, dtype=self.ext_dtype)
+        for i, v in enumerate(ir.extras):
+            ext[:, i] = env[v]
+        del env
+        part = out.setdefault(h, [])
+        part.append([hkey, score, np.full(len(hkey), pl.rule, dtype=np.int32), ext])
+        del hkey, score, ext
+        room = None if self.limits.max_derived is None else self.limits.max_derived - self.n_derived
+        limit = COMPACT if room is None or self.probing else min(COMPACT, max(ROWS, 4 * room))
+        if sum(len(p[0]) for p in part) > limit:
+            out[h] = [list(self._reduce(part, prune=True, h=h))]
 
     # -- reduce and apply ----------------------------------------------------------------------------
     def _reduce(self, parts: list, prune=False, h=None):
@@ -334,6 +422,8 @@ class _Run:
                 o2 = np.lexsort((rk[key[idx] % self.n], rk[key[idx] // self.n]))
                 keep = np.ones(len(key), dtype=bool)
                 keep[idx[o2[room:]]] = False
+                last = key[idx[o2[room - 1]]] if room > 0 else None
+                self.cutoff[h] = (-1, -1) if last is None else (int(rk[last // self.n]), int(rk[last % self.n]))
                 key, score, rule, ext = key[keep], score[keep], rule[keep], ext[keep]
                 self.pruned = True
         return key, score, rule, ext
@@ -344,6 +434,8 @@ class _Run:
         unreduced candidates are held at a time."""
         out: dict[int, list] = {}
         self.pruned = False
+        self.cutoff = {}
+        self._subjects = {}
         head = [self.rid[self.program.rules[pl.rule].rule.head.relation] for pl in plan.pipelines]
         last = {h: i for i, h in enumerate(head)}
         done = {}
@@ -472,6 +564,20 @@ class Admission:
                                  self._sorted(d.by_o.get(r, {}).items()),
                                  self._sorted((s * self.n + o, k) for (s, rr, o), k in d.by_so.items() if rr == r))
         return t
+
+    def subject_budget(self, r: int, subjects: np.ndarray) -> np.ndarray | None:
+        """The budget of each head with these subjects when the demand of ``r`` is by subject only
+        (None: an object-bound pattern is demanded, the subject alone does not decide)."""
+        ff, by_s, by_o, by_so = self._tables(r)
+        if len(by_o[0]) or len(by_so[0]):
+            return None
+        out = np.full(len(subjects), ff, dtype=np.int64)
+        ks, bs = by_s
+        if len(ks):
+            pos = np.minimum(np.searchsorted(ks, subjects), len(ks) - 1)
+            hit = ks[pos] == subjects
+            out[hit] = np.maximum(out[hit], bs[pos[hit]])
+        return out
 
     def budget(self, r: int, keys: np.ndarray) -> np.ndarray:
         """The largest budget of a demanded pattern matching each head key (-1: not demanded)."""

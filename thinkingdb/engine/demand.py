@@ -61,6 +61,15 @@ EXISTENCE_STEPS = 50_000   # set-level steps spent deciding whether the depth bo
 EXACT_STEPS = 50_000       # set-level steps spent on the unbounded demand of a depth-bounded question
 
 
+def demand_steps(g) -> int:
+    """Set-level steps (done and queued) a demand may take before the question runs as the full
+    closure instead: a demand that visits every fact twenty times is no smaller than the closure, and
+    a premise sharing no variable with the others makes the set-level join a cartesian product
+    (10k facts: 10^8 queued steps, minutes of Python, where the full closure's columnar engine keeps
+    ``max_derived`` and ``timeout_ms``)."""
+    return max(1_000_000, 20 * len(g))
+
+
 class Stop(Exception):
     """The demand computation hit ``max_nodes`` or the deadline (``reason`` says which)."""
 
@@ -346,7 +355,7 @@ class Tabling:
             self.steps += 1
             if not self.steps & 255 and self.deadline is not None and time.perf_counter() > self.deadline:
                 raise Stop("time")
-            if self.step_limit is not None and self.steps > self.step_limit:
+            if self.step_limit is not None and self.steps + len(agenda) > self.step_limit:
                 raise Stop("steps")
             sub, pair = agenda.popleft()
             kind = sub[0]

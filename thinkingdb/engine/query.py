@@ -121,6 +121,12 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     walks = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in query.patterns]
     back = [None] * len(walks)
     order = _order(query.patterns)
+    late = [False]   # the deadline passed while answers were enumerated: they stop there ("time")
+
+    def past_deadline() -> bool:
+        if deadline is not None and not late[0] and time.perf_counter() > deadline:
+            late[0] = True
+        return late[0]
 
     def matches(i: int, env: dict) -> list[tuple[dict, float, Callable[[], list[Proof]]]]:
         """Ways pattern ``i`` matches under ``env``: (new bindings, score, proofs builder)."""
@@ -138,6 +144,8 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
         elif s is not None or o is None:
             starts = [s] if s is not None else _all_starts(view, pat.path)
             for start in starts:
+                if past_deadline():
+                    break
                 for end, (score, steps) in walks[i].run(start).items():
                     if o is not None and end != o:
                         continue
@@ -163,7 +171,9 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     partial = [({}, 1.0, ())]
     for i in order:
         nxt = []
-        for env, score, builders in partial:
+        for e, (env, score, builders) in enumerate(partial):
+            if not e & 1023 and past_deadline():
+                break
             for new, sc, build in matches(i, env):
                 nxt.append((new, score * sc, builders + ((i, build),)))
         partial = nxt
@@ -171,7 +181,9 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
         truncated = truncated or w.truncated
     names = tuple(v.name for v in query.variables())
     answers = []
-    for env, score, builders in partial:
+    for e, (env, score, builders) in enumerate(partial):
+        if not e & 4095 and past_deadline():
+            break
         bindings = {n: ids.sym_key(env[n]) for n in names}
         if aggregate == "noisy-or":
             combos = _combine([b for _, b in sorted(builders)], kk)
@@ -180,6 +192,8 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
         else:
             make = (lambda builders=builders, score=score: _conjoin([b()[0] for _, b in sorted(builders)], score))
         answers.append(Answer(bindings, score, make))
+    if late[0]:
+        truncated = truncated or "time"
     answers.sort(key=lambda a: (-a.score, tuple(a.bindings[n] for n in names)))
     more = max_answers is not None and len(answers) > max_answers
     if more:
