@@ -529,6 +529,14 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symb
     fmt = getattr(ox.RdfFormat, FORMATS[ext])
     line_based = FORMATS[ext] in _LINE_FORMATS
     reader = _Reader(source, vocab, literals)
+    from .nesting import MAX_NESTING, too_deep
+    deep = None if line_based else too_deep(path, FORMATS[ext])
+    if deep is not None:   # the parser takes quadratic time in the nesting: refused before it runs
+        batch = Batch(source)
+        batch.rejects.append(reject(source, deep[0], deep[1], f"nested deeper than {MAX_NESTING:,} brackets; "
+                                    "refused before parsing (thinkingdb.store.nesting.MAX_NESTING)", ""))
+        yield batch
+        return
     if _mentions(path, b"inverseOf"):
         _inverse_declarations(ox, fmt, line_based, path, reader)
     batch = Batch(source)
