@@ -20,7 +20,12 @@ from thinkingdb.errors import IngestError, ThinkingDBError
 from thinkingdb.language import compile_source
 
 CASES: Counter = Counter()
-EXTENSIONS = [".tdb", ".tsv", ".jsonl", ".md", ".txt"]
+EXTENSIONS = [".tdb", ".tsv", ".csv", ".jsonl", ".md", ".txt"]
+try:
+    import pyoxigraph  # noqa: F401 (the rdf extra: its readers are fuzzed too)
+    EXTENSIONS += [".nt", ".ttl"]
+except ImportError:
+    pass
 TOKENS = ["nginx", "depends_on", "openssl", '"Secure Execution"', "?x", "?y", "?_", ".", ",", "@0.5", "@1e400",
           "@-1", "rule", "r1", ":", "=>", "relation", "transitive", "symmetric", "inverse", "alias", "not",
           "why", "?", "(", ")", "|", "/", "^", "+", "*", "{", "}", "{2,1000000000}", "{0,}", "1", "\n", " ",
@@ -47,35 +52,55 @@ def _only_ours(fn, *args, **kw):
         return None
 
 
-@FUZZ
-@given(text=st.one_of(st.text(max_size=300), soup, special))
-def test_language_never_escapes(text):
-    CASES["language (compile_source)"] += 1
+TEXTS = st.one_of(st.text(max_size=300), soup, special)
+"""Text cases for the language, queries, why and search (benchmarks/fuzz.py drives the same)."""
+
+
+def language_case(text: str) -> None:
+    """One fuzz case of the language: success or a ThinkingDBError."""
     _only_ours(compile_source, text, "fuzz.tdb")
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fuzzkb")
+@FUZZ
+@given(text=TEXTS)
+def test_language_never_escapes(text):
+    CASES["language (compile_source)"] += 1
+    language_case(text)
+
+
+def make_kb(d):
+    """The store the fuzz cases run against (a folder ``d``): a transitive chain and a restricted unit."""
     (d / "base.tdb").write_text("relation depends_on transitive.\nnginx depends_on openssl.\nopenssl depends_on libc.\n",
                                 encoding="utf-8")
     (d / "u.jsonl").write_text(json.dumps({"id": "u1", "claim": "nginx uses openssl", "acl": ["x"]}) + "\n",
                                encoding="utf-8")
     k = KnowledgeBase(str(d / "kb.sqlite"))
     k.ingest([str(d / "base.tdb"), str(d / "u.jsonl")])
+    return k
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fuzzkb")
+    k = make_kb(d)
     yield k, d
     k.close()
 
 
-@FUZZ
-@given(text=st.one_of(st.text(max_size=200), soup, special))
-def test_query_why_search_never_escape(kb, text):
-    k, _ = kb
-    CASES["query / why / search text"] += 3
+def query_case(k, text: str) -> None:
+    """One fuzz case of query, why and search over the same text."""
     _only_ours(k.query, text, caller=None)
     _only_ours(k.why, text)
     if text.strip():
         _only_ours(k.search, text, profile="kb-thinkingdb")
+
+
+@FUZZ
+@given(text=TEXTS)
+def test_query_why_search_never_escape(kb, text):
+    k, _ = kb
+    CASES["query / why / search text"] += 3
+    query_case(k, text)
 
 
 def _bytes_cases():
@@ -92,14 +117,16 @@ def _bytes_cases():
     return st.one_of(mutate, records, st.lists(records, min_size=2, max_size=4).map(b"".join))
 
 
-@FUZZ
-@given(data=_bytes_cases(), ext=st.sampled_from(EXTENSIONS), skip=st.booleans())
-def test_every_reader_refuses_cleanly_and_changes_nothing(kb, data, ext, skip):
-    k, d = kb
+BYTES = _bytes_cases()
+"""File contents for every reader (benchmarks/fuzz.py drives the same)."""
+
+
+def reader_case(k, d, data: bytes, ext: str, skip: bool) -> None:
+    """One fuzz case of a reader: the file is ingested, or refused with diagnostics naming it and
+    the store unchanged (AssertionError otherwise); an accepted file is retracted again."""
     p = d / f"fuzz{ext}"
     p.write_bytes(data)
     before = k.store.dump()
-    CASES[f"reader {ext}"] += 1
     try:
         k.ingest([str(p)], skip_invalid=skip, rejects_path=str(d / "rejects.jsonl") if skip else None)
     except IngestError as exc:
@@ -109,6 +136,14 @@ def test_every_reader_refuses_cleanly_and_changes_nothing(kb, data, ext, skip):
     with k.store.transaction():                    # accepted: take it back out for the next case
         k.store.retract_source(os.path.normpath(str(p)))
     k._cache = None
+
+
+@FUZZ
+@given(data=BYTES, ext=st.sampled_from(EXTENSIONS), skip=st.booleans())
+def test_every_reader_refuses_cleanly_and_changes_nothing(kb, data, ext, skip):
+    k, d = kb
+    CASES[f"reader {ext}"] += 1
+    reader_case(k, d, data, ext, skip)
 
 
 def test_zz_report():
