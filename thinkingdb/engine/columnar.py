@@ -268,14 +268,17 @@ class _Run:
             j = steps[i]
             fan = self._fanout(j, env, m) if m else None
             if fan is not None and m > 1 and int(fan.sum()) > ROWS:
+                # a slice ends with the row that reaches the next multiple of ROWS: it makes fewer
+                # than ROWS rows plus that row's own
                 cum = np.cumsum(fan)
-                cuts = np.unique(np.concatenate([[0], np.searchsorted(cum, np.arange(ROWS, int(cum[-1]), ROWS),
-                                                                        side="right"), [m]]))
-                for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-                    if b > a:
-                        self.tick()
-                        yield from self._joined(pl, {v: x[a:b] for v, x in env.items()},
-                                                {p: x[a:b] for p, x in prem.items()}, b - a, i)
+                ends = np.searchsorted(cum, np.arange(ROWS, int(cum[-1]), ROWS), side="left") + 1
+                cuts = np.unique(np.concatenate([[0], np.minimum(ends, m), [m]])).tolist()
+                for a, b in zip(cuts[:-1], cuts[1:]):
+                    self.tick()
+                    sub = self._step(j, {v: x[a:b] for v, x in env.items()}, {p: x[a:b] for p, x in prem.items()},
+                                     b - a)
+                    self.tick()
+                    yield from self._joined(pl, *sub, i + 1)
                 return
             env, prem, m = self._step(j, env, prem, m)
             self.tick()
