@@ -128,7 +128,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if shapes is not None:   # every rule a 2-premise join over asserted facts: one round, numpy
         res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
         res.truncated = truncated or res.truncated
-        res.stats = ClosureStats("one-round", _asserted_in_scope(g, scope), res.derived_count, 1, res.firings,
+        res.stats = ClosureStats("one-round", _asserted_in_scope(g, scope, scope_list), res.derived_count, 1, res.firings,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
@@ -138,7 +138,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         why = unsupported(rules, alternatives)
     if why is None:
         res = run_columnar(g, ids, rules, scope, scope_list, truncated, limits, deadline, t0)
-        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope), res.derived_count, res.rounds, res._run.firings,
+        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope, scope_list), res.derived_count, res.rounds, res._run.firings,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
@@ -164,23 +164,28 @@ def _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline,
         scope_list = sorted(d.symbols)
         res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, d.truncated, limits,
                                                   alternatives, deadline, admit=d.budget)
-        res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
+        res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope, scope_list), res.derived_count, rounds, firings,
                                  len(scope_list), (time.perf_counter() - t0) * 1000, fallback=needs(rules),
                                  tables=d.tables)
         return res
     scope, scope_list, truncated = _scope(g, ids, None, constants, limits.max_nodes, None)
     res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, truncated, limits,
                                               alternatives, deadline)
-    res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope), res.derived_count, rounds, firings,
+    res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope, scope_list), res.derived_count, rounds, firings,
                              ids.n_syms if scope_list is None else len(scope_list),
                              (time.perf_counter() - t0) * 1000,
                              fallback=f"{needs(rules)}" + ("" if why is None else f"; goals not followed: {why}"))
     return res
 
 
-def _asserted_in_scope(g: FactGraph, scope: bytearray | None) -> int:
+def _asserted_in_scope(g: FactGraph, scope: bytearray | None, members=None) -> int:
+    """Asserted facts with both ends in ``scope``; with ``members`` (the ids set in it), read from
+    their rows alone, not from the whole graph."""
     if scope is None:
         return len(g)
+    if members is not None:
+        return sum(1 for r in range(len(g._out)) for s in members if (row := g._out[r].get(s))
+                   for o in row if scope[o])
     return sum(1 for r in range(len(g._out)) for s, row in g._out[r].items() if scope[s] for o in row if scope[o])
 
 
@@ -226,8 +231,8 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
         why = unsupported(rules, alternatives)
     if why is None:
         res = run_columnar(g, ids, rules, scope, scope_list, d.truncated, limits, deadline, t0, demand=d, probe=probe)
-        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope), res.derived_count, res.rounds,
-                                 res._run.firings, len(scope_list), (time.perf_counter() - t0) * 1000,
+        res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope, scope_list), res.derived_count,
+                                 res.rounds, res._run.firings, len(scope_list), (time.perf_counter() - t0) * 1000,
                                  tables=d.tables)
         return res
     res = _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,

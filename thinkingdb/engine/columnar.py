@@ -116,8 +116,23 @@ class _Sizes:
         return self.cache[key]
 
 
+_RANKS: list = [None]   # (the last graph rank list seen, its array); a graph caches its list per version
+
+
+def _rank_array(ranks) -> np.ndarray:
+    """``FactGraph.ranks()[0]`` as an int64 array, converted once per rank list (a range: arange)."""
+    if isinstance(ranks, range):
+        return np.arange(ranks.start, ranks.stop, ranks.step, dtype=np.int64)
+    cached = _RANKS[0]
+    if cached is None or cached[0] is not ranks:
+        arr = np.asarray(ranks, dtype=np.int64)
+        arr.flags.writeable = False
+        cached = _RANKS[0] = (ranks, arr)
+    return cached[1]
+
+
 class _Run:
-    def __init__(self, g, ids, rules, scope, limits: Limits, deadline) -> None:
+    def __init__(self, g, ids, rules, scope, limits: Limits, deadline, members=None) -> None:
         self.g, self.ids, self.rules, self.limits, self.deadline = g, ids, rules, limits, deadline
         self.program = Program.of(rules)
         self.rid = {k: ids.rel(k) for k in self.program.relations()}
@@ -131,7 +146,7 @@ class _Run:
         self.os: dict[int, Index] = {}
         self.asserted = 0
         for r in sorted(set(self.rid.values())):
-            s, o, c = relation_arrays(g, r, self.scope)
+            s, o, c = relation_arrays(g, r, self.scope, members)
             keys = s.astype(np.int64) * n + o
             order = np.argsort(keys)
             fids = self.facts.append(c[order], 0, -1, -1)
@@ -166,8 +181,12 @@ class _Run:
         """Canonical rank of every symbol id (rule constants unknown to the graph included)."""
         if self._ranks is None:
             ids = self.ids
-            base = np.asarray(ids.g.ranks()[0], dtype=np.float64)
+            base = _rank_array(ids.g.ranks()[0])
             local = [ids.sym_rank(i) for i in range(len(base), self.n)]
+            if not local:   # the graph's ranks are already a permutation of its ids
+                self._ranks = base
+                return base
+            base = base.astype(np.float64)
             allr = np.concatenate([base, np.asarray(local, dtype=np.float64)]) if local else base
             self._ranks = np.empty(len(allr), dtype=np.int64)
             self._ranks[np.argsort(allr, kind="stable")] = np.arange(len(allr))
@@ -600,7 +619,7 @@ def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, de
     :class:`~thinkingdb.engine.colresult.ColumnarResult` (``stats`` left for the caller).
     ``demand``: goal-directed, admit only demanded facts within their budgets; ``probe=False``: the
     demand already decided whether the depth bound cut anything (no probing round)."""
-    run = _Run(g, ids, tuple(rules), scope, limits, deadline)
+    run = _Run(g, ids, tuple(rules), scope, limits, deadline, scope_list)
     if demand is not None:
         run.admit = Admission(demand, run.n)
     rounds, delta = 0, None
