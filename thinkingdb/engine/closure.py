@@ -60,6 +60,10 @@ class ClosureStats:
     elapsed_ms: float
     fallback: str | None = None   # why the columnar engine did not run (the reference or stratified one did)
     tables: int = 0   # goal-directed runs: the demanded patterns (tables) of the question
+    # goal-directed runs under a depth bound: True when the depth report came from the unbounded
+    # demand (exact), False when that demand was over ``exact_steps`` or cut by ``max_nodes`` and the
+    # depth budgets reported it (conservative); None when no such demand was tried
+    exact_depth: bool | None = None
 
 
 class _Timeout(Exception):
@@ -202,12 +206,13 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
                                  (time.perf_counter() - t0) * 1000)
         return res
     from .demand import EXACT_STEPS  # noqa: PLC0415
-    d, probe = None, True
+    d, probe, exact = None, True, None
     if limits.max_depth is not None and exact_steps != 0:   # unbounded demand if small: exact depth report
         d = demand_of(g, ids, rules, goals, max_depth=None, max_nodes=limits.max_nodes, deadline=deadline,
                       step_limit=EXACT_STEPS if exact_steps is None else exact_steps)
         if d is not None and d.truncated == "nodes":
             d = None   # cut by max_nodes, the unbounded demand is not exact: depth budgets reach further
+        exact = d is not None
     if d is None:
         from .demand import demand_steps  # noqa: PLC0415
         d = demand_of(g, ids, rules, goals, max_depth=limits.max_depth, max_nodes=limits.max_nodes,
@@ -233,10 +238,11 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
         res = run_columnar(g, ids, rules, scope, scope_list, d.truncated, limits, deadline, t0, demand=d, probe=probe)
         res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope, scope_list), res.derived_count,
                                  res.rounds, res._run.firings, len(scope_list), (time.perf_counter() - t0) * 1000,
-                                 tables=d.tables)
+                                 tables=d.tables, exact_depth=exact)
         return res
     res = _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
                       admit=d.budget, tables=d.tables, probe=probe)
+    res.stats = dataclasses.replace(res.stats, exact_depth=exact)
     if engine != "reference":
         res.stats = dataclasses.replace(res.stats, fallback=why)
     return res

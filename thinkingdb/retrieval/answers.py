@@ -69,11 +69,13 @@ def _rules_for(rules: tuple, relations: tuple) -> tuple:
     return relevant_rules(rules, relations)
 
 
-def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple, enough: int, named: set[str]):
+def _deepen(graph, rules, ask: Ask, limits: Limits, relations: tuple, enough: int, named: set[str]):
     """The goal-directed closure for one ask (a link ask: one goal per relation), deepened one depth
-    at a time up to ``limits.max_depth`` until it has ``enough`` answers (a link ask: one) or
-    nothing deeper can be found; returns the last run, its answers ``{(relation id, other symbol id):
-    score}`` and its depth."""
+    at a time up to ``limits.max_depth``: yields after each depth ``(run, answers, depth, done)``,
+    the answers ``{(relation id, other symbol id): score}``; ``done`` once it has ``enough`` answers
+    (a link ask: one) or nothing deeper can be found. The unbounded demand that makes the depth
+    report exact is independent of the depth: once it is over its steps (or cut by ``max_nodes``),
+    the deeper runs go straight to depth budgets (the same answers, reported conservatively)."""
     from ..engine.closure import closure
     rels = relations if ask.relation == ANY else (ask.relation,)
     x = Var("x")
@@ -83,15 +85,79 @@ def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple, enough: int, 
     deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000
     top = limits.max_depth if limits.max_depth is not None else 1 << 30
     depth = 1 if limits.max_depth is not None else None
+    exact_steps = EXACT_STEPS
     while True:
         left = None if deadline is None else max(1e-3, (deadline - time.perf_counter()) * 1000)
         res = closure(graph, chosen, limits=replace(limits, max_depth=depth, timeout_ms=left), goals=goals,
-                      exact_steps=EXACT_STEPS)
+                      exact_steps=exact_steps)
+        if getattr(res, "stats", None) is not None and res.stats.exact_depth is False:
+            exact_steps = 0
         found = _answers(res, ask, rels, named)
         need = 1 if ask.relation == ANY else enough
-        if depth is None or depth >= top or res.truncated != "depth" or len(found) >= need:
-            return res, found, depth
+        done = depth is None or depth >= top or res.truncated != "depth" or len(found) >= need
+        yield res, found, depth, done
+        if done:
+            return
         depth += 1
+
+
+def _run(graph, rules, ask: Ask, limits: Limits, relations: tuple, enough: int, named: set[str]):
+    """:func:`_deepen` to the end: the last run, its answers and its depth."""
+    for res, found, depth, done in _deepen(graph, rules, ask, limits, relations, enough, named):
+        if done:
+            return res, found, depth
+    raise AssertionError("unreachable")
+
+
+def _run_asks(graph, rules, asks: list[Ask], limits: Limits, relations: tuple, enough: int, named: set[str]):
+    """Every ask's ``(run, answers, depth, ms, note)``. An ask the same as an earlier one (same
+    symbol, relation and role, another phrase) shares its run (``note``: ``same as ask i``). The link
+    asks ("how is A related to B") are deepened together, a depth at a time, and stop as soon as
+    one of them links the named symbols: the chain the question asks for is found (``note`` of an
+    ask stopped that way: ``stopped: ask i linked the named symbols``, its run the last it made, or
+    None when it made none)."""
+    out: list = [None] * len(asks)
+    first: dict[tuple, int] = {}
+    links: list[int] = []
+    for i, ask in enumerate(asks):
+        key = (ask.symbol, ask.relation, ask.role)
+        if key in first:
+            continue
+        first[key] = i
+        if ask.relation == ANY:
+            links.append(i)
+            continue
+        t1 = time.perf_counter()
+        res, found, reached = _run(graph, rules, ask, limits, relations, enough, named)
+        out[i] = (res, found, reached, (time.perf_counter() - t1) * 1000, None)
+    if links:
+        gens = {i: _deepen(graph, rules, asks[i], limits, relations, enough, named) for i in links}
+        spent = dict.fromkeys(links, 0.0)
+        last: dict[int, tuple] = {}
+        live = list(links)
+        linked = None
+        while live and linked is None:
+            for i in list(live):
+                t1 = time.perf_counter()
+                res, found, reached, done = next(gens[i])
+                spent[i] += (time.perf_counter() - t1) * 1000
+                last[i] = (res, found, reached)
+                if done:
+                    live.remove(i)
+                if found:
+                    linked = i
+                    break
+        for i in links:
+            note = None if i not in live or linked is None or i == linked else \
+                f"stopped: ask {linked} linked the named symbols"
+            res, found, reached = last.get(i, (None, {}, None))
+            out[i] = (res, found, reached, spent[i], note)
+    for i, ask in enumerate(asks):
+        j = first[(ask.symbol, ask.relation, ask.role)]
+        if j != i:
+            res, found, reached, _, _ = out[j]
+            out[i] = (res, found, reached, 0.0, f"same as ask {j}")
+    return out
 
 
 def _answers(res, ask: Ask, rels: tuple, named: set[str]) -> dict[tuple[int, int], float]:
@@ -130,9 +196,15 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
     truncated = None
     group = {k: n for n, keys in enumerate(question.mentions()) for k in keys if k in named}
     n_named = len(set(group.values()))
-    for ask in asks:
-        t1 = time.perf_counter()
-        res, found, reached = _run(graph, rules, ask, limits, relations, enough, named)
+    for ask, (res, found, reached, ms, note) in zip(asks, _run_asks(graph, rules, asks, limits, relations,
+                                                                     enough, named)):
+        row = {**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
+               "depth": reached, "truncated": None if res is None else res.truncated, "ms": round(ms, 3)}
+        if note:
+            row["note"] = note
+        per_ask.append(row)
+        if res is None or (note and note.startswith("same as")):
+            continue   # a shared run's answers are credited once, by the ask that made it
         truncated = truncated or res.truncated
         ids = res.ids
         s = ids.find_sym(ask.symbol)
@@ -145,9 +217,6 @@ def answer_asks(graph, rules, question: Question, fact_units: Mapping[Triple, Ma
             mine.append((_RANK[tier], -score * TIERS[tier], ids.rel_key(r), other_key, key))
         for tr, neg, _, other_key, key in heapq.nsmallest(max_answers, mine):
             cands.append((tr, neg, ids.triple(key), (res, key), other_key, ask))
-        per_ask.append({**ask.to_json(), "answers": len(found), "credited": min(len(found), max_answers),
-                        "depth": reached, "truncated": res.truncated,
-                        "ms": round((time.perf_counter() - t1) * 1000, 3)})
     t_credit = time.perf_counter()
     cands.sort(key=lambda c: (c[0], c[1], c[2]))
     credits: dict[str, Credit] = {}
