@@ -1,7 +1,8 @@
 """Multi-hop retrieval quality on a real knowledge graph: the Gene Ontology (issue 16).
 
     python benchmarks/multihop.py [--data ../shared/data] [--db PATH] [--seed 16] [--per-kind 100]
-                                  [--templates all|tune|held|fresh|unseen|unseen2] [--json OUT] [--misses N] [--cranfield]
+                                  [--templates all|tune|held|fresh|unseen|unseen2|unseen3] [--json OUT] [--misses N]
+                                  [--cranfield]
 
 The knowledge base, built as a new user would: every GO term is a unit (topic = its name, claim = its
 definition, triples = its own ``is_a`` / ``part_of`` / ``regulates`` (and positively/negatively)
@@ -30,7 +31,9 @@ the question reader learnt inflections, fillers and split phrases; its misses af
 then studied: fronted prepositions and objects); ``unseen`` (committed after that study and before
 fronting was read; its misses, "include ... as a part" and "make up", were then studied);
 ``unseen2`` (committed after that, before the part-whole phrases "include" and "make up" were added
-and symbol spans weighed relation words; never tuned on). Per profile and kind the table shows
+and symbol spans weighed relation words; never tuned on); ``unseen3`` (committed before the reader
+learnt possessives and pronouns, never studied; not in ``all``, so that the questions of a seed stay
+those of the earlier tables: run it with ``--templates unseen3``). Per profile and kind the table shows
 
 * **chain**: chain support — every unit of one answering chain (the units asserting its edges, i.e.
   their children; a path of any length composing to the asked relation, or for ``related`` any
@@ -106,21 +109,26 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "unseen": ["Which terms include {a} as a part?", "{a} is one part of what?",
                    "What larger whole is {a} part of?", "Find the terms {a} is a part of."],
         "unseen2": ["Which bigger terms is {a} a component of?", "What does {a} belong to?",
-                    "{a} makes up part of which term?", "Where is {a} found as a part?"]},
+                    "{a} makes up part of which term?", "Where is {a} found as a part?"],
+        "unseen3": ["{a} is a component of which terms?", "{a}: what is it part of?",
+                    "Which wholes is {a} a piece of?", "Tell me the larger terms {a} is found in."]},
     "regulates_fwd": {
         "tune": ["What does {a} regulate?", "Which processes does {a} regulate?", "{a} regulates what?"],
         "held": ["Name what {a} regulates.", "Tell me which terms are regulated by {a}."],
         "fresh": ["Which terms does {a} regulate?", "What gets regulated by {a}?", "List everything {a} regulates."],
         "unseen": ["What is regulated by {a}?", "{a} regulates which terms?", "Show me what {a} regulates."],
         "unseen2": ["Which terms are regulated by {a}?", "What is {a} a regulator of?",
-                    "What processes get regulated by {a}?"]},
+                    "What processes get regulated by {a}?"],
+        "unseen3": ["{a}: what does it regulate?", "What are the targets {a} regulates?",
+                    "Which processes are under the regulation of {a}?"]},
     "regulates_rev": {
         "tune": ["What regulates {a}?", "Which terms regulate {a}?", "{a} is regulated by what?"],
         "held": ["Name a regulator of {a}: what regulates it?", "Which processes are known to regulate {a}?"],
         "fresh": ["What is {a} regulated by?", "Which terms are regulators of {a}?", "Name the terms that regulate {a}."],
         "unseen": ["By what is {a} regulated?", "{a} is under regulation by what?", "Which terms regulate {a}?"],
         "unseen2": ["Which terms act as regulators of {a}?", "What does {a} get regulated by?",
-                    "{a}: which terms regulate it?"]},
+                    "{a}: which terms regulate it?"],
+        "unseen3": ["What are {a}'s regulators?", "Who regulates {a}?", "{a} -- what regulates it?"]},
     "has_part": {
         "tune": ["What is part of {a}?", "What are the parts of {a}?", "{a} has part what?",
                  "Which terms belong to {a}?"],
@@ -130,7 +138,9 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "unseen": ["What parts make up {a}?", "{a} contains which parts?", "What parts does {a} have?",
                    "Which terms are parts of {a}?"],
         "unseen2": ["What are {a}'s parts?", "Which terms are part of {a}?", "Which components does {a} consist of?",
-                    "What is {a} made up of?"]},
+                    "What is {a} made up of?"],
+        "unseen3": ["{a}: what are its parts?", "What are the component parts of {a}?",
+                    "Which terms does {a} have as its parts?", "Which pieces is {a} made of?"]},
     "related": {
         "tune": ["How is {a} related to {b}?", "What is the relation between {a} and {b}?",
                  "How are {a} and {b} connected?"],
@@ -140,7 +150,9 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
         "unseen": ["In what way are {a} and {b} related?", "What is the connection from {a} to {b}?",
                    "Link {a} to {b}."],
         "unseen2": ["How does {a} connect to {b}?", "What path leads from {a} to {b}?",
-                    "Tell me how {a} and {b} are linked."]},
+                    "Tell me how {a} and {b} are linked."],
+        "unseen3": ["What is {a}'s relation to {b}?", "{a} and {b}: how are they related?",
+                    "Which chain connects {a} with {b}?"]},
 }
 
 
@@ -411,7 +423,7 @@ def table(rows, profs, kinds) -> list[str]:
 def by_set(rows, profs) -> list[str]:
     out = ["| profile | template set | n | chain | MRR |", "|---|---|---:|---:|---:|"]
     for p in profs:
-        for ts in ("tune", "held", "fresh", "unseen", "unseen2"):
+        for ts in ("tune", "held", "fresh", "unseen", "unseen2", "unseen3"):
             sel = [r for r in rows if r["profile"] == p.name and r["set"] == ts]
             if sel:
                 out.append(f"| {p.name} | {ts} | {len(sel)} | {statistics.mean(r['chain'] for r in sel):.3f} | "
@@ -481,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=None, help="store path; an existing file is reused as built")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--per-kind", type=int, default=100)
-    ap.add_argument("--templates", choices=["all", "tune", "held", "fresh", "unseen", "unseen2"], default="all")
+    ap.add_argument("--templates", choices=["all", "tune", "held", "fresh", "unseen", "unseen2", "unseen3"],
+                    default="all", help="all: the first five sets (unseen3 is run on its own)")
     ap.add_argument("--profiles", nargs="*", default=None, help="subset of profile names")
     ap.add_argument("--json", default=None, help="write every question's outcome here")
     ap.add_argument("--misses", type=int, default=0)
