@@ -441,6 +441,7 @@ def relation_arrays(g: FactGraph, r: int, scope=None, members=None):
     [('a', 'b', 0.5), ('a', 'c', 1.0), ('c', 'a', 1.0)]
     >>> relation_arrays(g, 0, np.array([True, False, True]))[0].tolist()   # b out of scope
     [0, 2]
+    >>> g.add(Fact("b", "r", "c"))            # three subjects: two members read by their rows
     >>> [a.tolist() for a in relation_arrays(g, 0, np.array([True, False, True]), members=[2, 0])]
     [[2, 0], [0, 2], [1.0, 1.0]]
     """

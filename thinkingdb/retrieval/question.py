@@ -15,7 +15,9 @@ from four tables, matched on stemmed words, longest first, on the words no symbo
 Only relations the knowledge base knows (in its facts or a rule head) count. The direction is read
 from word order: a symbol before the relation phrase is the fact's subject, after it the object; a
 passive (the extraction table's reversed phrases, or a relation word followed by ``by``) or an
-inverse name swaps the two. Each (relation, symbol) pair is an :class:`Ask`: "what is A part of"
+inverse name swaps the two. A possessive reads as "of" with the possessor after the phrase ("A's
+parts" and "A: what are its parts?" read "parts of A"), and a personal pronoun after the one symbol
+a question names stands in its place ("A: which terms regulate it?" reads "which terms regulate A"). Each (relation, symbol) pair is an :class:`Ask`: "what is A part of"
 asks ``A part_of ?x``; "what is part of T" asks ``?x part_of T``. A question naming two or three
 symbols and no relation ("how is A related to B") asks, from each symbol, for any relation to
 another of them (relation :data:`ANY`).
@@ -31,6 +33,8 @@ another of them (relation :data:`ANY`).
 ['?x part_of nucleus']
 >>> [a.describe() for a in reader.read("What is regulated by nucleus?").asks]
 ['nucleus regulates ?x']
+>>> [a.describe() for a in reader.read("What are the nucleus's parts?").asks]
+['?x part_of nucleus']
 """
 
 from __future__ import annotations
@@ -54,6 +58,13 @@ FILLERS = frozenset({"a", "an", "the", "as", "be", "do"})
 # its object noun ("Which parts does A have?"): read in its place at the end of the clause.
 _WH = frozenset({"what", "which", "whom", "whose"})
 _PREPOSITIONS = frozenset({"of", "by", "to", "in", "from", "into", "on", "with", "for"})
+# A possessive stands for "of": "A's parts" and "its parts" read as "parts of A" ("'s" is the word "s"
+# after the possessor). A personal pronoun stands where the one symbol the question names would
+# ("A: which terms regulate it?" reads "which terms regulate A") when it comes after that symbol; with
+# more mentions it is not read.
+_POSSESSIVE_S = "s"
+_POSSESSIVE_PRONOUNS = frozenset({"its", "their"})
+_PRONOUNS = frozenset({"it", "them", "itself", "themselves"})
 MAX_LINKED = 3      # symbols asked about pairwise when a question names several and no relation
 ANY = "*"           # the relation of a link ask: "how is A related to B"
 _PASSIVE = "by"
@@ -173,7 +184,27 @@ class QuestionReader:
                 owner[i] = n
         rels: list[tuple[_Rel, int, int]] = []
         used: set[int] = set()                # words a fronted phrase took
-        content = [j for j in range(len(ws)) if j not in owner and stems[j] not in FILLERS]
+        spans: dict[tuple[int, int], set[str]] = {}
+        for key, start, end in syms:
+            spans.setdefault((start, end), set()).add(key)
+        one = len(spans) == 1
+        # possessives: the word after the marker starts a phrase read with "of" after it, and the
+        # possessor (a symbol, or the one symbol for "its") stands after that phrase
+        possessed: dict[int, set[int]] = {}   # first word of the possessed phrase -> possessor spans
+        for n, (_, start, end) in enumerate(syms):
+            if end + 1 < len(ws) and ws[end] == _POSSESSIVE_S and end not in owner:
+                possessed.setdefault(end + 1, set()).add(n)
+                used.add(end)
+        pronoun = None
+        for j, w in enumerate(ws):
+            if j in owner or not one:
+                continue
+            if w in _POSSESSIVE_PRONOUNS and j + 1 < len(ws):
+                possessed.setdefault(j + 1, set()).update(range(len(syms)))
+                used.add(j)
+            elif w in _PRONOUNS and pronoun is None and j >= max(end for _, _, end in syms):
+                pronoun = j   # it refers back to the symbol (before it: "what is it that ..." is no reference)
+        content = [j for j in range(len(ws)) if j not in owner and j not in used and stems[j] not in FILLERS]
         tail = None
         if len(content) > 2 and content[:2] == [0, 1] and ws[0] in _PREPOSITIONS and ws[1] in _WH:
             tail, used = stems[0], {0, 1}     # "Of what is A a part?": the preposition ends the phrase
@@ -188,7 +219,10 @@ class QuestionReader:
             if i in owner or i in used:
                 i += 1
                 continue
-            hit = self._phrase_at(stems, owner, used, i, tail, content[-1] if content else -1)
+            hit = None
+            if i in possessed:
+                hit = self._phrase_at(stems, owner, used, i, tail, content[-1] if content else -1, implied="of")
+            hit = hit or self._phrase_at(stems, owner, used, i, tail, content[-1] if content else -1)
             if hit is None:
                 i += 1
                 continue
@@ -201,28 +235,43 @@ class QuestionReader:
             passive = rel.source in ("key", "alias") and (stranded or end < len(ws) and ws[end] == _PASSIVE)
             phrase = " ".join(ws[j] for j in range(start, end + (1 if passive and not stranded else 0))
                               if j not in owner)
-            for key, s_start, _ in syms:
-                before = s_start < start
+            for n, (key, s_start, _) in enumerate(syms):
+                if n in possessed.get(start, ()):
+                    before = False                    # "A's parts": parts of A
+                elif pronoun is not None:
+                    before = pronoun < start          # "A: which terms regulate it?"
+                else:
+                    before = s_start < start
                 subject = before != (rel.flipped or passive)
                 asks.add(Ask(rel.relation, key, "subject" if subject else "object", phrase))
         keys = sorted({k for k, _, _ in syms})
-        spans: dict[tuple[int, int], set[str]] = {}
-        for key, start, end in syms:
-            spans.setdefault((start, end), set()).add(key)
         groups = tuple(sorted({tuple(sorted(g)) for g in spans.values()}))
         if not rels and 1 < len(groups) <= MAX_LINKED:
             asks = {Ask(ANY, k, "subject", "") for k in keys}
         return Question(tuple(keys), tuple(sorted({r.relation for r, _, _ in rels})), tuple(sorted(asks)), groups)
 
     def _phrase_at(self, stems: list[str], owner: Mapping[int, int], used: set[int], i: int, tail: str | None,
-                   last: int) -> tuple[set[_Rel], int] | None:
+                   last: int, implied: str | None = None) -> tuple[set[_Rel], int] | None:
         """The longest phrase starting at word ``i``: its relations and the index after its last word.
 
         Its content words are read in order, skipping function words (:data:`FILLERS`) and at most
         one symbol in between (``has X as a part``); a phrase ending at the question's ``last``
         content word may end with the fronted preposition ``tail``; a phrase of function words only
-        (``is a``) must stand as written, and only where no content phrase starts.
+        (``is a``) must stand as written, and only where no content phrase starts. ``implied``: a
+        word the question leaves out after the phrase (the "of" of a possessive); only phrases
+        read with it are returned, no symbol inside.
         """
+        if implied is not None:
+            run, j = [], i
+            while j < len(stems) and len(run) < MAX_PHRASE_WORDS and j not in used and j not in owner:
+                if stems[j] not in FILLERS:
+                    run.append((stems[j], j))
+                j += 1
+            for n in range(len(run), 0, -1):
+                found = self._content.get(tuple(c for c, _ in run[:n]) + (self.matcher.stem(implied),))
+                if found:
+                    return found, run[n - 1][1] + 1
+            return None
         run: list[tuple[str, int]] = []       # (content stem, index), up to MAX_PHRASE_WORDS
         gap_at = None                         # content words before the one symbol inside the run
         j = i
