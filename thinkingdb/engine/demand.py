@@ -309,16 +309,15 @@ class Tabling:
         if done == (1 << n) - 1:
             self._finish(sink, env)
             return
-        best, best_cost = -1, None
+        best, most = -1, -1                 # the first premise with the most bound terms
         for i in range(n):
             if done >> i & 1:
                 continue
             a = body[i]
-            terms = (a.subject, a.object)
-            bound = sum(1 for t in terms if not isinstance(t, Var) or t.name in env)
-            cost = -bound
-            if best_cost is None or cost < best_cost:
-                best, best_cost = i, cost
+            s, o = a.subject, a.object
+            bound = (not isinstance(s, Var) or s.name in env) + (not isinstance(o, Var) or o.name in env)
+            if bound > most:
+                best, most = i, bound
         a = body[best]
         s, o = self._term(a.subject, env), self._term(a.object, env)
         path = a.path if hasattr(a, "path") else PathRel(a.relation)
