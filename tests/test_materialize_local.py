@@ -59,6 +59,17 @@ def run_local(tmp_path, fs, rules, max_depth=None, files=1):
     return rep, output_rows(str(tmp_path / "out"))
 
 
+def test_a_rule_with_three_extra_variables_writes_its_premises(tmp_path):
+    """Found by the generated-program test: a rule whose premises bind three variables the head does
+    not (x, y, z) keeps them in a table grown in steps of 1024, not a multiple of 3; reading it back
+    must use its filled part. a r a gives a r b with both premises a r a, at depth 1, score 1.0."""
+    fs = [Fact("a", "r", "a", 1.0)]
+    rules = [Rule("rule0", (Atom(Var("x"), "r", Var("x")), Atom(Var("y"), "r", Var("z"))), Atom("a", "r", "b"), 1.0)]
+    _, got = run_local(tmp_path, fs, rules)
+    assert got == {("a", "r", "b"): (1.0, 1, "rule0", 1.0, (("a", "r", "a"), ("a", "r", "a")))}
+    assert got == reference(fs, rules)
+
+
 def test_hand_computed_chain_with_duplicates_across_files(tmp_path):
     """a p b appears twice (0.5 and 0.9: the larger is kept), b p c @0.8, c p d @0.5, p transitive:
     a p c = 0.9 × 0.8 = 0.72, b p d = 0.8 × 0.5 = 0.4 at depth 1; a p d = max(0.9 × 0.4, 0.72 × 0.5)
