@@ -27,6 +27,9 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Python puts this script's folder first on the path, where benchmarks/lexical.py would shadow the
+# lexical package: take it off (it is appended again after the packages, for machine.py)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 
