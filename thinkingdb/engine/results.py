@@ -64,20 +64,22 @@ class Ids:
         n = len(self.g._syms)
         if sid < n:
             return self.g._syms[sid]
-        if len(self._local_keys) != len(self.local_syms):   # keys made since (statement nodes, constants)
+        return self.local_keys()[sid - n]
+
+    def local_keys(self) -> list[str]:
+        """The keys the graph has never seen (statement nodes, rule constants), in id order."""
+        if len(self._local_keys) != len(self.local_syms):   # keys made since
             self._local_keys = sorted(self.local_syms, key=self.local_syms.__getitem__)
-        return self._local_keys[sid - n]
+        return self._local_keys
 
     def sym_keys(self):
         """Every symbol key as a numpy object array indexed by id (local keys included), for
         turning id columns into key columns in bulk."""
         import numpy as np
 
-        if len(self._local_keys) != len(self.local_syms):
-            self._local_keys = sorted(self.local_syms, key=self.local_syms.__getitem__)
         keys = np.empty(self.n_syms, dtype=object)
         keys[:len(self.g._syms)] = list(self.g._syms)
-        keys[len(self.g._syms):] = self._local_keys
+        keys[len(self.g._syms):] = self.local_keys()
         return keys
 
     def rel_key(self, rid: int) -> str:

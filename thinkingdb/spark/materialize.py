@@ -178,16 +178,15 @@ def _read_parquet_graph(files: list[str]):
     o = pc.index_in(o_col, symbols).to_numpy().astype(np.int64)
     r = pc.index_in(r_col, relations).to_numpy().astype(np.int64)
     n = len(symbols)
-    key = (r * n + s) * n + o if len(relations) * n * n < 2 ** 62 else None
-    if key is not None:
-        order = np.lexsort((-conf, key))                 # per triple, the largest confidence first
-        key, conf = key[order], conf[order]
-        first = np.ones(len(key), dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        key, conf = key[first], conf[first]
-        r, s, o = key // n // n, key // n % n, key % n
-    else:   # pragma: no cover - more than 2**31 symbols
+    if len(relations) * n * n >= 2 ** 62:   # pragma: no cover - more than 2**31 symbols
         raise ValidationError("too many distinct symbols for the in-process engine; use --engine spark")
+    key = (r * n + s) * n + o
+    order = np.lexsort((-conf, key))                     # per triple, the largest confidence first
+    key, conf = key[order], conf[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    key, conf = key[first], conf[first]
+    r, s, o = key // n // n, key // n % n, key % n
     big = symbols.cast(pa.large_string())      # int64 offsets: any total length
     _, off_buf, blob_buf = big.buffers()
     off = np.frombuffer(off_buf, dtype=np.int64)[big.offset:big.offset + n + 1]
@@ -249,7 +248,7 @@ def write_arrays_parquet(res, path: str, symbols=None) -> int:
     if symbols is None:
         keys = pa.array(ids.sym_keys(), pa.string())
     else:
-        local = sorted(ids.local_syms, key=ids.local_syms.__getitem__)   # rule constants the data lacks
+        local = ids.local_keys()   # rule constants the data lacks
         keys = pa.concat_arrays([symbols, pa.array(local, pa.large_string())]) if local else symbols
     rels = np.array([ids.rel_key(i) for i in range(len(res.g._rels) + len(ids.local_rels))], dtype=object)
     prem_struct = pa.struct([("s", keys.type), ("r", pa.string()), ("o", keys.type)])
@@ -279,7 +278,8 @@ def _empty_table():
 
 def _as_output_schema(table):
     """Large strings (from a big symbol table) cast to the output schema's strings."""
-    return table.cast(_empty_table().schema) if table.schema != _empty_table().schema else table
+    schema = _empty_table().schema
+    return table.cast(schema) if table.schema != schema else table
 
 
 def write_rows_parquet(rows: list[tuple], path: str) -> int:
