@@ -17,7 +17,7 @@ _WHERE = {
                      "RelationDecl", "Repeat", "RuleDecl", "Sequence", "Step", "Symbol", "Variable", "Why"), "ast"),
     **dict.fromkeys(("Diagnostic", "GrammarError", "LanguageSyntaxError"), "errors"),
     **dict.fromkeys(("format_document", "format_statement"), "format"),
-    "parse": "parser",
+    "parse": "quick",   # a plain question without lark; anything else through grammar.parser
 }
 
 __all__ = [

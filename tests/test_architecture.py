@@ -121,3 +121,57 @@ def test_the_checker_sees_a_circle_and_an_upward_import(tmp_path):
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [
         ["thinkingdb.engine.a", "thinkingdb.engine.b"]]
     assert [(a, b) for a, b in graph.edges if layer(b) > layer(a)] == [("thinkingdb.engine.a", "thinkingdb.retrieval.pipeline")]
+
+
+# -- what a cold question loads (issue 20) ------------------------------------------------------------
+# A plain question in a fresh process imports only what answering it needs: not the parser generator
+# (lark: a plain question is read by grammar.quick), not the readers of ingest, not the search pipeline
+# (BM25, HDC), not networkx, not the HTTP stack.
+COLD_FORBIDDEN = ("lark", "networkx", "lexical", "hdc", "Stemmer", "pyarrow", "grammar.parser",
+                  "thinkingdb.store.ingest", "thinkingdb.store.markdown", "thinkingdb.store.bulk",
+                  "thinkingdb.store.tdbfile", "thinkingdb.store.rdf", "thinkingdb.store.jsonl",
+                  "thinkingdb.retrieval.pipeline", "urllib.request", "http.client", "email")
+
+_COLD = """
+import json, sys
+kind, db = sys.argv[1], sys.argv[2]
+if kind == "api":
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(db, default_rules=False) as kb:
+        found = [len(kb.query("? a r ?x.").answers), len(kb.query("? ?x r+ c, a r ?y.").answers),
+                 kb.why("a r b") is not None]
+else:
+    from thinkingdb.cli.main import main
+    found = [main(["query", "--db", db, "? a r ?x.", "--no-default-rules", "--caller-tags", "t"]),
+             main(["why", "--db", db, "a r b", "--no-default-rules"])]
+print(json.dumps({"found": found, "modules": sorted(sys.modules)}))
+"""
+
+
+def cold_modules(kind: str, db: str) -> tuple[list, set[str]]:
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _COLD, kind, db], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["found"], set(got["modules"])
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    from thinkingdb.api import KnowledgeBase
+    path = str(tmp_path_factory.mktemp("cold") / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "r", "b"), ("b", "r", "c"), ("a", "r", "c")])
+        len(kb.graph)   # the graph file is written, as any earlier question would have
+    return path
+
+
+@pytest.mark.parametrize("kind, want", [("api", [2, 4, True]), ("cli", [0, 0])])
+def test_a_cold_question_loads_no_heavy_module(small_store, kind, want):
+    found, mods = cold_modules(kind, small_store)
+    assert found == want                                  # the questions were answered
+    assert "thinkingdb.engine.query" in mods              # the oracle reads real imports
+    heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in COLD_FORBIDDEN))
+    assert heavy == []

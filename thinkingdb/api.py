@@ -18,13 +18,15 @@ import io
 import json
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import QueryError, StoreError, ThinkingDBError, ValidationError, translate
-from .store.ingest import IngestReport, ingest as _ingest
 from .language import compile_source, parse_fact, parse_query
 from .model import Declaration, Fact, Limits, Query, Rule, Triple
 from .store.sqlite import DEFAULT_PATH, Store
+
+if TYPE_CHECKING:   # ingest loads the readers (Markdown, RDF, bulk, numpy): only a writing call imports it
+    from .store.ingest import IngestReport
 
 DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000)
 
@@ -103,6 +105,7 @@ class KnowledgeBase:
         ``literals="skip"`` skips RDF literals instead of making them symbols. See
         :func:`thinkingdb.store.ingest.ingest` and docs/ingest.md.
         """
+        from .store.ingest import ingest as _ingest
         from .store.records import ReadOptions
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -317,8 +320,8 @@ class KnowledgeBase:
         the visible fact graph, the rules and the visible-unit test (docs/access.md)."""
         from .retrieval.lanes import lanes_for
         from .store.access import Caller, parse_date
-        if caller is None:          # anonymous: the search pipeline need not be loaded
-            who = Caller()
+        if caller is None or isinstance(caller, Caller):   # the search pipeline need not be loaded
+            who = caller or Caller()
         else:
             from .retrieval.pipeline import _caller
             who = _caller(caller)

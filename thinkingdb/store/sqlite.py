@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
-from urllib.request import pathname2url
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
@@ -177,6 +175,16 @@ def rule_from_json(name: str, body: str) -> Rule:
                 tuple(Constraint(op, _decode_expr(lt), _decode_expr(rt)) for op, lt, rt in d.get("constraints", ())))
 
 
+def _file_url(path: str) -> str:
+    """The path part of a ``file:`` URI: :func:`urllib.request.pathname2url`, which on POSIX is
+    ``urllib.parse.quote`` (importing urllib.request would load http, email and ssl on every open)."""
+    if os.name == "nt":   # pragma: no cover - drive letters and backslashes
+        from urllib.request import pathname2url
+        return pathname2url(path)
+    from urllib.parse import quote
+    return quote(path)
+
+
 class StoreCreatedElsewhere(StoreError):
     """Two processes created the same new store at once; the one that lost wrote nothing (retry)."""
 
@@ -256,7 +264,7 @@ class Store:
         modes = ["ro", "ro&immutable=1"] if self.readonly else ["rwc"]
         for i, mode in enumerate(modes):
             try:
-                uri = f"file:{pathname2url(os.path.abspath(file))}?mode={mode}"
+                uri = f"file:{_file_url(os.path.abspath(file))}?mode={mode}"
                 self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
                 self._init(self.readonly)
                 break
@@ -432,7 +440,7 @@ class Store:
                 record(self.conn, self._touched)   # which origins this write touched (store/writelog.py)
                 self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
                 # a new random token per write: a graph file built from another store state never matches
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (os.urandom(16).hex(),))  # secrets.token_hex(16)
                 track = self._track_end(track)
                 if self._loaded is not None:   # the stamp of exactly this commit
                     from .graphfile import store_stamp

@@ -1,0 +1,111 @@
+"""grammar.quick reads plain questions without lark: the same tree as the full parser, positions
+included, or None (the full parser then runs). The oracle is grammar.parser itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import grammar.parser as full
+from grammar import LanguageSyntaxError, ast, quick
+
+GRAMMAR = (Path(full.__file__).parent / "thinkingdb.lark").read_text(encoding="utf-8")
+
+
+def deep(node):
+    """A node with every field, positions and ``quoted`` included (equality of the tree ignores them)."""
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__,) + tuple((f.name, deep(getattr(node, f.name))) for f in dataclasses.fields(node))
+    if isinstance(node, tuple):
+        return tuple(deep(x) for x in node)
+    return node
+
+
+def full_parse(text: str):
+    try:
+        return full.parse(text)
+    except LanguageSyntaxError:
+        return None
+
+
+def test_terminals_are_the_grammars():
+    for name, pattern in (("SYMBOL", quick.SYMBOL), ("VAR", quick.VAR)):
+        assert re.search(rf"^{name}: /(.*)/$", GRAMMAR, re.M).group(1) == pattern
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("? n5 depends_on ?x.", [("n5", "depends_on", "", "?x")]),
+    ("?  ?x r+ b ,b s* ?y .", [("?x", "r", "+", "b"), ("b", "s", "*", "?y")]),
+    ("\t? a:b.c r-x 12.d.", [("a:b.c", "r-x", "", "12.d")]),
+])
+def test_plain_queries_by_hand(text, shape):
+    doc = quick.parse_simple(text)
+    got = []
+    for p in doc.statements[0].patterns:
+        path = p.path
+        mark = {1: "+", 0: "*"}[path.min] if isinstance(path, ast.Repeat) else ""
+        rel = (path.path if mark else path).relation.text
+        term = lambda t: t.text if hasattr(t, "text") else "?" + t.name  # noqa: E731
+        got.append((term(p.subject), rel, mark, term(p.object)))
+    assert got == shape
+    assert deep(doc) == deep(full.parse(text))
+
+
+def test_positions_by_hand():
+    q = quick.parse_simple("? n5 dep ?x.").statements[0]
+    p = q.patterns[0]
+    assert (q.line, q.column, p.subject.column, p.path.relation.column, p.object.column) == (1, 3, 3, 6, 10)
+    w = quick.parse_simple("why a r bb.").statements[0]
+    assert (w.column, w.relation.column, w.object.column) == (5, 7, 9)
+
+
+@pytest.mark.parametrize("text", [
+    "? a relies on b.", "? a not b.", "? not r b.", "why not a r b.", "? a r b. ? c r d.", '? "a" r b.',
+    "? a r b # c", "? a r b @0.5.", "? a ?r b.", "? a r+b c.", "? a (r) b.", "? a r b", "? a ^r b.", "? a r|s b.",
+    "? a r {1,2} b.", "? n(a, b).", "?a r b.", "why a r ?x.", "why a r b c.", "a r b.", "? a r b.\n", "? a r -1.",
+    "why a rule b.",
+])
+def test_other_shapes_go_to_the_full_parser(text):
+    assert quick.parse_simple(text) is None
+
+
+WORDS = ["a", "n5", "r", "x-y", "a.b", "b:c", "12", "é", "?x", "?y1", "?", "not", "why", "rule", "-1", "+", "*",
+         ",", ".", ".5", "(", ")", "^", "|", '"q"', "@0.5", "#c"]
+SPACE = ["", " ", "  ", "\t"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SPACE), st.sampled_from(WORDS)), max_size=12), st.sampled_from(SPACE))
+def test_same_tree_as_the_full_parser(parts, tail):
+    text = "".join(s + w for s, w in parts) + tail
+    for candidate in (text, "? " + text, "why " + text, "? " + text + ".", "why " + text + "."):
+        got, want = quick.parse_simple(candidate), full_parse(candidate)
+        if got is not None:
+            assert deep(got) == deep(want), candidate
+        if want is None:
+            with pytest.raises(LanguageSyntaxError):
+                quick.parse(candidate)
+        else:
+            assert deep(quick.parse(candidate)) == deep(want)
+
+
+# plain words many times over, so that most examples are plain or one change away from it
+TERMS = ["a", "n5", "x-y", "a.b", "b:c", "12", "é", "?x", "?y1", "?_"] * 8 + ["not", "why", "-1", '"q"', "a(", "?", "a."]
+RELS = ["r", "depends_on", "r-s", "a.b", "r+", "r*"] * 8 + ["rule", "not", "?r", "^r", '"r"', "r +", "r{1}", "r|s"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TERMS), st.sampled_from(SPACE * 4 + ["\n"]), st.sampled_from(RELS),
+                          st.sampled_from(SPACE), st.sampled_from(TERMS)), min_size=1, max_size=3),
+       st.sampled_from([",", " ,", ", "] * 3 + [""]), st.sampled_from([".", " .", ". "] * 3 + ["", ".."]),
+       st.sampled_from(["? ", " ?\t", "why ", "why\t"] * 3 + ["?", "? ?"]))
+def test_near_plain_shapes(patterns, sep, end, head):
+    """Mostly plain questions with one thing changed: the quick path agrees or declines."""
+    text = head + sep.join(f"{s}{w1 or ' '}{r}{w2 or ' '}{o}" for s, w1, r, w2, o in patterns) + end
+    got, want = quick.parse_simple(text), full_parse(text)
+    if got is not None:
+        assert deep(got) == deep(want), text
