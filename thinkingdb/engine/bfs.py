@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-__all__ = ["Search", "rank_array"]
+__all__ = ["ReachMemo", "Search", "rank_array"]
 
 
 def rank_array(g) -> np.ndarray | None:
@@ -35,6 +35,28 @@ def rank_array(g) -> np.ndarray | None:
     if g.is_mapped:
         return None
     return np.asarray(g.ranks()[0], dtype=np.int64)
+
+
+_ONES: dict[tuple[int, int, int], tuple[object, bool]] = {}   # (id(graph), version, relation) -> (index, all 1?)
+
+
+def _all_one(g, r: int) -> bool:
+    """Does every asserted fact of relation ``r`` have confidence 1? Cached per graph version; the
+    cache holds the relation's index itself and checks it is the same object, so a new graph that
+    happens to get a freed graph's id is never answered from the old one's entry."""
+    if r >= len(g._out):
+        return True
+    key = (id(g), g.version, r)
+    ix = g._out[r]
+    hit = _ONES.get(key)
+    if hit is not None and hit[0] is ix:
+        return hit[1]
+    if len(_ONES) >= 4:
+        _ONES.clear()
+    # a mapped graph answers from its confidence array, without decoding rows
+    v = ix.all_ones() if hasattr(ix, "all_ones") else all(c == 1.0 for row in ix.values() for c in row.values())
+    _ONES[key] = (ix, v)
+    return v
 
 
 class Search:
@@ -144,3 +166,81 @@ class Search:
             if p == self.src or len(out) > self.n + 1:
                 break
         return out[::-1]
+
+
+class ReachMemo:
+    """Reach sets of many sources in one direction, shared across each strongly connected component.
+
+    ``get(u)`` is the slot of ``u``'s reach set in ``sets`` (ascending ids, at least one step), one
+    breadth-first search the first time. When ``u`` reaches itself it is on a cycle: the search the
+    other way (``twin``, the memo of the opposite direction) gives what reaches ``u``; the two sets'
+    common members are ``u``'s component, and every member gets the same two slots (they reach, and
+    are reached by, exactly the same symbols). So asking for every symbol of a 200,000-symbol
+    component costs two searches, not 200,000. A search cut by the deadline is kept for its source
+    only and sets ``timed_out``.
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> from thinkingdb.model import Fact
+    >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "a"), Fact("b", "r", "c")])
+    >>> fwd, bwd = ReachMemo.pair(g, [0], None)
+    >>> sid = g._sym.__getitem__
+    >>> _ = fwd.get(sid("a"), share=True)
+    >>> [g._syms[x] for x in fwd.reach(sid("a"))], bool(fwd.slot[sid("b")] == fwd.slot[sid("a")]), fwd.searches
+    (['a', 'b', 'c'], True, 1)
+    """
+
+    def __init__(self, g, bases, forward: bool, deadline: float | None) -> None:
+        self.g, self.bases, self.forward, self.deadline = g, bases, forward, deadline
+        self.n = len(g._syms)
+        self.slot = np.full(self.n, -1, dtype=np.int64)
+        self.sets: list[np.ndarray] = []
+        self.twin: ReachMemo | None = None
+        self.timed_out = False
+        self.searches = 0
+
+    @classmethod
+    def pair(cls, g, bases, deadline: float | None) -> tuple["ReachMemo", "ReachMemo"]:
+        fwd, bwd = cls(g, bases, True, deadline), cls(g, bases, False, deadline)
+        fwd.twin, bwd.twin = bwd, fwd
+        return fwd, bwd
+
+    def get(self, u: int, share: bool = False) -> int:
+        """``u``'s slot; ``share``: when ``u`` is on a cycle, give its whole component the set (one
+        more search, the other way: worth it when more members will be asked for)."""
+        if not 0 <= u < self.n:
+            self.sets.append(np.zeros(0, np.int64))
+            return len(self.sets) - 1
+        k = int(self.slot[u])
+        if k >= 0:
+            return k
+        s = Search(self.g, self.bases, u, forward=self.forward, deadline=self.deadline)
+        got = s.run()
+        self.searches += 1
+        k = len(self.sets)
+        self.sets.append(got)
+        self.slot[u] = k
+        if s.timed_out:
+            self.timed_out = True
+            return k
+        i = int(np.searchsorted(got, u)) if share else 0
+        if share and i < len(got) and int(got[i]) == u and self.twin is not None:   # on a cycle
+            kt = self.twin.get(u, share=False)
+            if not self.twin.timed_out:
+                comp = np.intersect1d(got, self.twin.sets[kt], assume_unique=True)
+                self.slot[comp] = k
+                self.twin.slot[comp] = kt
+        return k
+
+    def reach(self, u: int) -> np.ndarray:
+        return self.sets[self.get(u)]
+
+    def cached(self, u: int) -> np.ndarray | None:
+        """``u``'s reach set if already known, else None (no search)."""
+        k = int(self.slot[u]) if 0 <= u < self.n else -1
+        return None if k < 0 else self.sets[k]
+
+    def put(self, u: int, reached: np.ndarray) -> None:
+        """Record a complete search from ``u`` made elsewhere."""
+        if 0 <= u < self.n and self.slot[u] < 0:
+            self.slot[u] = len(self.sets)
+            self.sets.append(reached)

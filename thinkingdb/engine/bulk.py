@@ -30,12 +30,11 @@ import numpy as np
 
 from ..model import Limits, PathRel, Query, Var
 from .answers import Answer, _proofs_builder
-from .bfs import Search, rank_array
+from .bfs import Search, _all_one, rank_array
 from .paths import PathWalk, _simple, invert
-from .reach import _all_one
 from .results import GraphView
 
-__all__ = ["BulkAnswers", "bulk_answers"]
+__all__ = ["BulkAnswers", "TableAnswers", "bulk_answers"]
 
 
 class _LabelSource:
@@ -87,24 +86,7 @@ class BulkAnswers(Sequence):
     def keys(self) -> list[str]:
         """The bound symbol keys in answer order, decoded at once."""
         if self._keys is None:
-            syms = self.ids.g._syms
-            off, blob = getattr(syms, "_off", None), getattr(syms, "_blob", None)
-            ends = self.ends.tolist()
-            if off is not None and getattr(syms, "_all", None) is None:   # a mapped graph's symbol blob
-                lo, hi = off[self.ends].tolist(), off[self.ends + 1].tolist()
-                if ends:
-                    a, b = min(lo), max(hi)
-                    text = blob[a:b].tobytes()
-                    whole = text.decode("utf-8")
-                    if len(whole) == len(text):   # ASCII: byte offsets are character offsets
-                        self._keys = [whole[x - a:y - a] for x, y in zip(lo, hi)]
-                    else:
-                        self._keys = [text[x - a:y - a].decode("utf-8") for x, y in zip(lo, hi)]
-                else:
-                    self._keys = []
-            else:
-                key = self.ids.sym_key
-                self._keys = [key(e) for e in ends]
+            self._keys = decode_keys(self.ids, self.ends)
         return self._keys
 
     def _answer(self, i: int) -> Answer:
@@ -136,6 +118,77 @@ class BulkAnswers(Sequence):
         out = BulkAnswers(self.ids, self.var, self.ends, self.scores, self._proofs, _LabelSource(fetch, self.keys))
         out._keys = self._keys
         return out
+
+
+class TableAnswers(Sequence):
+    """Answers of a conjunction held as id columns and scores, in answer order; each
+    :class:`~thinkingdb.engine.answers.Answer` (and its proof) made when read."""
+
+    var = None     # (several variables: the CLI's one-column TSV shortcut does not apply)
+
+    def __init__(self, ids, names, cols, scores, make, labels=None) -> None:
+        self.ids, self.names, self.cols, self.scores = ids, names, cols, scores
+        self._make, self._labels = make, labels
+        self._keys: list | None = None
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def columns(self) -> list[list[str]]:
+        """The keys of each variable's column, decoded at once."""
+        if self._keys is None:
+            self._keys = [decode_keys(self.ids, c) for c in self.cols]
+        return self._keys
+
+    def keys(self) -> list[str]:
+        """Every bound key (with repeats), for fetching labels."""
+        return [k for col in self.columns() for k in col]
+
+    def _answer(self, i: int) -> Answer:
+        bindings = {n: col[i] for n, col in zip(self.names, self.columns())}
+        row = [int(c[i]) for c in self.cols]
+        labels = {} if self._labels is None else {n: self._labels.get(k) for n, k in bindings.items()}
+        score, build = self._make(row, float(self.scores[i]))
+        return Answer(bindings, score, build, labels)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            out = TableAnswers(self.ids, self.names, [c[i] for c in self.cols], self.scores[i], self._make,
+                               self._labels)
+            if self._keys is not None:
+                out._keys = [k[i] for k in self._keys]
+            return out
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._answer(i)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self._answer(i)
+
+    def with_labels(self, fetch) -> "TableAnswers":
+        out = TableAnswers(self.ids, self.names, self.cols, self.scores, self._make, _LabelSource(fetch, self.keys))
+        out._keys = self._keys
+        return out
+
+
+def decode_keys(ids, ends: np.ndarray) -> list[str]:
+    """The keys of the symbol ids ``ends``, decoded at once (from a mapped graph's symbol blob in
+    one slice when it can)."""
+    syms = ids.g._syms
+    off, blob = getattr(syms, "_off", None), getattr(syms, "_blob", None)
+    if off is None or getattr(syms, "_all", None) is not None or not len(ends):
+        key = ids.sym_key
+        return [key(e) for e in ends.tolist()]
+    lo, hi = off[ends].tolist(), off[ends + 1].tolist()    # a mapped graph's symbol blob
+    a, b = min(lo), max(hi)
+    text = blob[a:b].tobytes()
+    whole = text.decode("utf-8")
+    if len(whole) == len(text):   # ASCII: byte offsets are character offsets
+        return [whole[x - a:y - a] for x, y in zip(lo, hi)]
+    return [text[x - a:y - a].decode("utf-8") for x, y in zip(lo, hi)]
 
 
 def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,

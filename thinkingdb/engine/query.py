@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .answers import Answer, _conjoin, _proofs_builder
+from .conj import pattern_order as _order
 from .closure import closure
 from ..errors import QueryError
 from .graph import FactGraph
@@ -109,12 +110,13 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
-    from .bulk import bulk_answers   # one pattern, one constant end: the answer set as arrays
-    bulk = bulk_answers(view, query, limits, deadline, aggregate)
+    from .conj import array_answers   # one pattern with a constant end, or a conjunction run as arrays
+    bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
         answers, truncated = bulk
         more = max_answers is not None and len(answers) > max_answers
-        return QueryResult(answers[:max_answers] if more else answers, truncated, (answers.var,), more,
+        names = (answers.var,) if answers.var is not None else tuple(v.name for v in query.variables())
+        return QueryResult(answers[:max_answers] if more else answers, truncated, names, more,
                            getattr(view, "stats", None))
     truncated = view.truncated
     ids = view.ids
@@ -199,24 +201,6 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     if more:
         answers = answers[:max_answers]
     return QueryResult(answers, truncated, names, more, getattr(view, "stats", None))
-
-
-def _order(patterns: tuple[QueryPattern, ...]) -> list[int]:
-    """Patterns with a constant first, then those sharing a bound variable, else in written order."""
-    bound: set[str] = set()
-    left = list(range(len(patterns)))
-    order = []
-    while left:
-        def cost(i):
-            p = patterns[i]
-            terms = (p.subject, p.object)
-            known = sum(1 for t in terms if not isinstance(t, Var) or t.name in bound)
-            return -known, i
-        best = min(left, key=cost)
-        left.remove(best)
-        order.append(best)
-        bound.update(v.name for v in patterns[best].variables())
-    return order
 
 
 def _all_starts(view, path: Path) -> list[int]:

@@ -21,30 +21,8 @@ import numpy as np
 from ..model import Limits, PathInv, PathRel, Var
 from .proofs import Proof
 from .results import FactView
-from .bfs import Search
+from .bfs import ReachMemo, Search, _all_one
 from .transitive import _Closed, fast_path_plan
-
-_ONES: dict[tuple[int, int, int], tuple[object, bool]] = {}   # (id(graph), version, relation) -> (index, all 1?)
-
-
-def _all_one(g, r: int) -> bool:
-    """Does every asserted fact of relation ``r`` have confidence 1? Cached per graph version; the
-    cache holds the relation's index itself and checks it is the same object, so a new graph that
-    happens to get a freed graph's id is never answered from the old one's entry."""
-    if r >= len(g._out):
-        return True
-    key = (id(g), g.version, r)
-    ix = g._out[r]
-    hit = _ONES.get(key)
-    if hit is not None and hit[0] is ix:
-        return hit[1]
-    if len(_ONES) >= 4:
-        _ONES.clear()
-    # a mapped graph answers from its confidence array, without decoding rows
-    v = ix.all_ones() if hasattr(ix, "all_ones") else all(c == 1.0 for row in ix.values() for c in row.values())
-    _ONES[key] = (ix, v)
-    return v
-
 
 class _Lazy(_Closed):
     """Reach sets of one relation, computed per source on first use (no SCC pass)."""
@@ -57,37 +35,31 @@ class _Lazy(_Closed):
         self.all_ones = self.w == 1.0 and all(w == 1.0 for _, w, _ in sources) and all(
             _all_one(g, s) for s, _, _ in sources)
         self._walks: dict[int, dict[int, int]] = {}
-        self._fwd: dict[int, np.ndarray] = {}      # source -> sorted ids it reaches
-        self._bwd: dict[int, np.ndarray] = {}      # target -> sorted ids that reach it
+        # reach sets per source and per target, shared across each strongly connected component
+        self.fwd, self.bwd = ReachMemo.pair(g, self.bases, deadline)
         self._searches: dict[int, Search] = {}     # source -> layered search with predecessors
         self._asked: set[int] = set()              # targets `has` was asked about
         self._full: _Closed | None = None
-        self.timed_out = False
-        self.computed = 0
+        self._timed_out = False
+
+    @property
+    def timed_out(self) -> bool:
+        return self._timed_out or self.fwd.timed_out or self.bwd.timed_out
+
+    @timed_out.setter
+    def timed_out(self, value: bool) -> None:
+        self._timed_out = value
 
     def _search(self, u: int, forward: bool, preds: bool) -> Search:
         return Search(self.g, self.bases, u, forward=forward, preds=preds, deadline=self.deadline)
 
-    def _finish(self, s: Search) -> np.ndarray:
-        out = s.run()
-        self.timed_out = self.timed_out or s.timed_out
-        self.computed += len(out)
-        return out
-
     def reach_array(self, u: int) -> np.ndarray:
-        """The symbols ``u`` reaches, ascending ids (one breadth-first search, cached)."""
-        got = self._fwd.get(u)
-        if got is None:
-            s = self._searches.get(u)
-            got = self._fwd[u] = self._finish(s if s is not None else self._search(u, True, False))
-        return got
+        """The symbols ``u`` reaches, ascending ids (one breadth-first search per component, cached)."""
+        return self.fwd.reach(u)
 
     def reverse_array(self, v: int) -> np.ndarray:
         """The symbols that reach ``v``, ascending ids (cached)."""
-        got = self._bwd.get(v)
-        if got is None:
-            got = self._bwd[v] = self._finish(self._search(v, False, False))
-        return got
+        return self.bwd.reach(v)
 
     def reach(self, u: int) -> list[int]:
         return self.reach_array(u).tolist()
@@ -99,7 +71,7 @@ class _Lazy(_Closed):
         """Is ``v`` reachable from ``u``? From whichever search is cached; the first time ``v`` is
         asked about, a search from ``u`` that stops at the layer ``v`` appears in; after that, the
         reverse search of ``v`` (in a conjunction ``?x R c`` the constant end is the one that repeats)."""
-        for got, x in ((self._fwd.get(u), v), (self._bwd.get(v), u)):
+        for got, x in ((self.fwd.cached(u), v), (self.bwd.cached(v), u)):
             if got is not None:
                 return _member(got, x)
         if v in self._asked:
@@ -109,7 +81,7 @@ class _Lazy(_Closed):
         found = s.until(v)
         self.timed_out = self.timed_out or s.timed_out
         if s.done and not s.timed_out:
-            self._fwd[u] = s.reached()
+            self.fwd.put(u, s.reached())
         return found
 
     def _walk_search(self, u: int) -> Search:
@@ -131,9 +103,9 @@ class _Lazy(_Closed):
 
     def touched(self) -> np.ndarray:
         """Every symbol a search of this relation has reached or started from (repeats possible)."""
-        parts = [np.fromiter(list(self._fwd) + list(self._bwd) + list(self._searches), dtype=np.int64)]
-        parts += list(self._fwd.values()) + list(self._bwd.values())
-        parts += [s.reached() for s in self._searches.values()]
+        parts = [np.flatnonzero(self.fwd.slot >= 0), np.flatnonzero(self.bwd.slot >= 0)]
+        parts += self.fwd.sets + self.bwd.sets
+        parts += [np.fromiter(self._searches, dtype=np.int64)] + [s.reached() for s in self._searches.values()]
         return np.concatenate(parts)
 
     def full(self) -> _Closed:
@@ -158,9 +130,12 @@ class SingleSourceResult(FactView):
     def __init__(self, g, ids, rules, rels: dict[int, _Lazy], goals) -> None:
         self.g, self.ids, self.rules, self._rels, self._goals = g, ids, rules, rels, goals
         self.stats = None
+        self.table = None     # a conjunction's bound rows (thinkingdb.engine.conj), run with the closure
 
     @property
     def truncated(self):
+        if self.table is not None and self.table.truncated:
+            return self.table.truncated
         return "time" if any(c.timed_out for c in self._rels.values()) else None
 
     @truncated.setter
@@ -173,6 +148,8 @@ class SingleSourceResult(FactView):
 
     @property
     def nodes(self) -> int:
+        if self.table is not None:
+            return self.table.nodes
         seen = np.zeros(self.ids.n_syms, dtype=bool)
         for c in self._rels.values():
             seen[c.touched()] = True
@@ -185,6 +162,8 @@ class SingleSourceResult(FactView):
 
     @property
     def derived_count(self) -> int:
+        if self.table is not None:
+            return self.table.derived
         n = self.bulk_count()
         return sum(1 for _ in self.derived_keys()) if n is None else n
 
@@ -331,6 +310,12 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
         src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
         rels[r] = _Lazy(g, ids, r, rules[t_idx], src, rules, deadline)
     res = SingleSourceResult(g, ids, rules, rels, goals)
+    if len(goals) == 1 and len(goals[0].patterns) > 1:   # a conjunction: bindings passed on as arrays
+        from .conj import plan_conjunction, run_conjunction
+        steps = plan_conjunction(res, goals[0], limits)
+        if steps is not None:
+            res.table = run_conjunction(res, goals[0], steps, limits, deadline)
+            return res
     if limits.max_derived is not None or limits.max_nodes is not None:
         n = res.bulk_count()
         if n is None:

@@ -79,12 +79,13 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
     deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
-    from .bulk import bulk_answers   # one pattern, one constant end: the answer set as arrays
-    bulk = bulk_answers(view, query, limits, deadline, aggregate)
+    from .conj import array_answers   # one pattern with a constant end, or a conjunction run as arrays
+    bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
         answers, cut = bulk
         held = type("Cut", (), {"truncated": cut})()
-        return AnswerStream(iter(answers if limit is None else answers[:limit]), (answers.var,), view, [held])
+        names = (answers.var,) if answers.var is not None else tuple(v.name for v in query.variables())
+        return AnswerStream(iter(answers if limit is None else answers[:limit]), names, view, [held])
     ids = view.ids
     pats = query.patterns
     walks: list = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in pats]

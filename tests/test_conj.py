@@ -1,0 +1,117 @@
+"""Conjunctions answered as arrays (``thinkingdb.engine.conj``) against the full closure: on generated
+graphs with cycles, a transitive declaration fed by a subrelation and a relation no rule derives (its
+facts with confidences below 1), in memory and memory-mapped, conjunctions of two or three patterns
+over ``r``, ``^r``, ``r+``, ``r*``, ``^r+``, ``s``, ``s+``, ``t`` and ``^t`` with constants and
+variables at either end, best and noisy-or: the same answers, scores, order, proofs and ``truncated``;
+the reach sets of a component's members come from two searches; ``max_derived`` stops the evaluation
+at a start counted by hand, with a subset of the answers, each with its own proof."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thinkingdb.engine.closure import closure
+from thinkingdb.engine.graph import FactGraph
+from thinkingdb.engine.query import evaluate
+from thinkingdb.engine.rules import compile_declarations
+from thinkingdb.engine.stream import answer_stream
+from thinkingdb.model import Declaration, Fact, Limits, PathInv, PathRel, PathRepeat, Query, QueryPattern, Var
+
+from strategies import SYMBOLS
+from test_bulk import mapped
+
+RULES = compile_declarations([Declaration("r", "transitive"), Declaration("s", "subrelation_of", "r")])
+PLUS, STAR = (lambda p: PathRepeat(p, 1, None)), (lambda p: PathRepeat(p, 0, None))
+PATHS = [PathRel("r"), PathInv(PathRel("r")), PLUS(PathRel("r")), STAR(PathRel("r")), PLUS(PathInv(PathRel("r"))),
+         PathRel("s"), PLUS(PathRel("s")), PathRel("t"), PathInv(PathRel("t"))]
+TERMS = st.sampled_from((Var("x"), Var("y"), Var("z"), Var("x"), Var("y")) + SYMBOLS[:3])
+LIMITS = [Limits(), Limits(max_derived=2_000_000, timeout_ms=30_000), Limits(max_derived=10_000)]
+
+
+def dump(res):
+    return [a.to_json() for a in res.answers], res.truncated
+
+
+@st.composite
+def graphs(draw):
+    fs = draw(st.lists(st.builds(Fact, st.sampled_from(SYMBOLS), st.sampled_from(("r", "r", "s", "t")),
+                                 st.sampled_from(SYMBOLS), st.sampled_from((1.0, 0.5, 0.9))), min_size=1, max_size=16))
+    # r and s score 1 (the reach sets' condition); t keeps its confidences
+    return [f if f.relation == "t" else Fact(f.subject, f.relation, f.object, 1.0) for f in fs]
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs(), st.lists(st.builds(QueryPattern, TERMS, st.sampled_from(PATHS), TERMS), min_size=2, max_size=3),
+       st.sampled_from(["best", "noisy-or"]), st.booleans())
+def test_array_conjunctions_equal_the_full_closure(tmp_path_factory, fs, patterns, aggregate, on_disk):
+    g = mapped(fs, tmp_path_factory.mktemp("g")) if on_disk else FactGraph(fs)
+    q = Query(tuple(patterns))
+    want = dump(evaluate(q, FactGraph(fs), RULES, aggregate=aggregate, k=1, goal_directed=False))
+    for limits in LIMITS:
+        got = evaluate(q, g, RULES, limits=limits, aggregate=aggregate, k=1)
+        assert dump(got) == want, limits
+        streamed = answer_stream(q, g, RULES, limits=limits, aggregate=aggregate, k=1)
+        assert sorted(tuple(a.bindings.items()) for a in streamed) == sorted(tuple(a["bindings"].items()) for a in want[0])
+    by_bindings = {tuple(a["bindings"].items()): a for a in want[0]}
+    for cap in (0, 1, 4):   # a bound reached: the answers found before it, each as the full closure has it
+        got = evaluate(q, g, RULES, limits=Limits(max_derived=cap), aggregate=aggregate, k=1)
+        if type(got.answers).__name__ == "TableAnswers":
+            assert got.truncated in (None, "derived")
+            assert all(a.to_json() == by_bindings[tuple(a.bindings.items())] for a in got.answers)
+            if got.truncated is None:
+                assert dump(got) == want
+
+
+def test_the_array_path_runs_where_it_should():
+    fs = [Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a"), Fact("c", "t", "d", 0.5)]
+    q = Query((QueryPattern("a", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("t"), Var("y"))))
+    res = evaluate(q, FactGraph(fs), RULES)
+    assert type(res.answers).__name__ == "TableAnswers" and res.variables == ("x", "y")
+    assert [(a.bindings, a.score) for a in res.answers] == [({"x": "c", "y": "d"}, 0.5)]
+    assert [str(p.conclusion) for p in res.answers[0].proof.premises] == ["a r c", "c t d"]
+
+
+def _cycle(n: int) -> list[Fact]:
+    return [Fact(f"a{i}", "r", f"a{(i + 1) % n}") for i in range(n)]
+
+
+def test_a_component_costs_two_searches():
+    # `a0 r ?x, ?x r ?y` on a 300-cycle: 300 × 300 answers from one search each way, not 301 searches
+    g = FactGraph(_cycle(300))
+    q = Query((QueryPattern("a0", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("r"), Var("y"))))
+    res = closure(g, RULES, goals=[q], limits=Limits(max_derived=2_000_000))
+    c = res._rels[g.relation_id("r")]
+    assert res.table.n == 90_000 and res.truncated is None
+    assert (c.fwd.searches, c.bwd.searches) == (1, 1)
+    assert res.stats.derived == 300 * 300 - 300   # every pair, less the 300 asserted edges
+    assert len(evaluate(q, g, RULES, limits=Limits(max_derived=2_000_000)).answers) == 90_000
+
+
+def test_max_derived_stops_at_a_start_counted_by_hand():
+    # a → b → c → a, c → d. `a r ?x` looks at 3 derived facts (a r a, a r c, a r d); then per x in
+    # canonical order: a (counted already), b (+3: b r b, b r a, b r d), c (+2: c r b, c r c), d (+0)
+    fs = [Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a"), Fact("c", "r", "d")]
+    g = FactGraph(fs)
+    q = Query((QueryPattern("a", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("r"), Var("y"))))
+    full = evaluate(q, g, RULES, goal_directed=False)
+    assert len(full.answers) == 12     # x in a, b, c; y in a, b, c, d
+    for cap, xs, cut in ((8, "abc", None), (7, "ab", "derived"), (3, "a", "derived"), (2, "", "derived")):
+        res = evaluate(q, g, RULES, limits=Limits(max_derived=cap))
+        assert res.truncated == cut, cap
+        assert sorted({a.bindings["x"] for a in res.answers}) == list(xs), cap
+        want = {tuple(a.bindings.items()): a.to_json() for a in full.answers}
+        assert all(a.to_json() == want[tuple(a.bindings.items())] for a in res.answers)
+    assert dump(evaluate(q, g, RULES, limits=Limits(max_derived=8))) == dump(full)
+
+
+def test_an_enormous_answer_set_stops_at_the_bound():
+    # a 2,000-cycle: 4,000,000 answers. Under max_derived 100,000: `a0 r ?x` takes 1,999 derived facts,
+    # a0 again none, then 1,999 per x: 49 more starts fit (97,951 facts), the 50th would pass the bound
+    g = FactGraph(_cycle(2000))
+    q = Query((QueryPattern("a0", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("r"), Var("y"))))
+    res = closure(g, RULES, goals=[q], limits=Limits(max_derived=100_000))
+    assert res.truncated == "derived" and res.table.n == 50 * 2000
+    assert res.stats.derived == 1999 * 50
+    c = res._rels[g.relation_id("r")]
+    assert (c.fwd.searches, c.bwd.searches) == (1, 1)
