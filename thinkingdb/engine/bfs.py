@@ -83,8 +83,8 @@ class Search:
         us, vs = [], []
         want_u = self.pred is not None
         for ix in self.indexes:
-            if hasattr(ix, "_ptr") and not ix._full:   # a mapped relation: its CSR arrays
-                keys, ptr, vals = ix._keys, ix._ptr, ix._vals
+            if hasattr(ix, "_ptr") and not ix._full:   # a mapped relation (not one read with a delta): its CSR arrays
+                keys, ptr, vals = ix.csr()
                 if not len(keys):
                     continue
                 i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable
 
 from ..model import Limits, PathRel, Query, Var
 from .answers import Answer, _proofs_builder
-from .bfs import Search, _all_one, rank_array
 from .paths import PathWalk, _simple, invert
 from .results import GraphView
+
+if TYPE_CHECKING:   # numpy, and the searches that use it, load only for a shape answered here
+    import numpy as np
 
 __all__ = ["BulkAnswers", "TableAnswers", "bulk_answers"]
 
@@ -182,7 +182,9 @@ def decode_keys(ids, ends: np.ndarray) -> list[str]:
     if off is None or getattr(syms, "_all", None) is not None or not len(ends):
         key = ids.sym_key
         return [key(e) for e in ends.tolist()]
-    lo, hi = off[ends].tolist(), off[ends + 1].tolist()    # a mapped graph's symbol blob
+    import numpy as np
+    off = np.asarray(off)   # a mapped graph's symbol offsets (a memoryview of the file: no copy)
+    lo, hi = off[ends].tolist(), off[ends + 1].tolist()
     a, b = min(lo), max(hi)
     text = blob[a:b].tobytes()
     whole = text.decode("utf-8")
@@ -228,7 +230,8 @@ def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,
     if closed is not None and hasattr(closed, "reach_array") and closed.all_ones:
         ends = closed.reach_array(const) if forward else closed.reverse_array(const)
         walked = False
-    elif type(view) is GraphView and hi is None and limits.max_nodes is None and _all_one(view.g, r):
+    elif type(view) is GraphView and hi is None and limits.max_nodes is None and _ones(view.g, r):
+        from .bfs import Search
         search = Search(view.g, [r], const, forward=forward, deadline=deadline)
         ends = search.run()
         walked = True
@@ -245,7 +248,15 @@ def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,
     return _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated)
 
 
+def _ones(g, r: int) -> bool:
+    """:func:`thinkingdb.engine.bfs._all_one`, imported when a walk may use it (bfs loads numpy)."""
+    from .bfs import _all_one
+    return _all_one(g, r)
+
+
 def _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated):
+    import numpy as np
+    from .bfs import rank_array
     if lo == 0 and not _has(ends, const):
         ends = np.sort(np.append(ends, const))
     rank = rank_array(view.g)
@@ -279,6 +290,7 @@ def _walk_steps(view, pat, const: int, end: int, walks: dict):
 
 
 def _has(arr: np.ndarray, x: int) -> bool:
+    import numpy as np
     i = int(np.searchsorted(arr, x))
     return i < len(arr) and int(arr[i]) == x
 

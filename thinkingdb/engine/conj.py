@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..model import Limits, PathRel, Query, Var
 from .answers import _conjoin, _proofs_builder
-from .bfs import ReachMemo, _all_one, rank_array
 from .paths import PathWalk, _simple, invert
-from .reachsets import _gather
+
+if TYPE_CHECKING:   # numpy and the searches load when a conjunction runs as arrays (query.py imports
+    import numpy as np   # pattern_order for every question: a plain lookup loads no numpy, issue 20)
 
 __all__ = ["Table", "array_answers", "pattern_order", "plan_conjunction", "run_conjunction", "table_answers"]
 
@@ -135,6 +135,7 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
         elif lo == hi == 1:
             kind = "hop"
         else:
+            from .bfs import _all_one
             if not _all_one(g, r):
                 return None
             kind = "walk"
@@ -156,6 +157,7 @@ class _Hops:
         self.timed_out = False
 
     def get(self, u: int, share: bool = False) -> int:
+        import numpy as np
         k = self.slots.get(u)
         if k is None:
             row = self.index.get(u) or {}
@@ -170,18 +172,22 @@ class _Hops:
 
 def _degrees(index, us: np.ndarray) -> np.ndarray:
     """Asserted facts per start in ``index`` (one relation, one direction)."""
+    import numpy as np
     if hasattr(index, "_ptr") and not index._full:    # a mapped relation: its CSR arrays
-        keys = index._keys
+        keys, ptr, _ = index.csr()
         if not len(keys):
             return np.zeros(len(us), np.int64)
         i = np.minimum(np.searchsorted(keys, us), len(keys) - 1)
         hit = keys[i] == us
-        return np.where(hit, index._ptr[i + 1].astype(np.int64) - index._ptr[i].astype(np.int64), 0)
+        return np.where(hit, ptr[i + 1].astype(np.int64) - ptr[i].astype(np.int64), 0)
     return np.fromiter((len(index.get(u) or ()) for u in us.tolist()), dtype=np.int64, count=len(us))
 
 
 def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, deadline: float | None) -> Table:
     """Evaluate ``steps`` over ``view`` into a :class:`Table` (see the module docstring)."""
+    import numpy as np
+    from .bfs import ReachMemo, rank_array
+    from .reachsets import _gather
     g = view.g
     rank = rank_array(g)
     cap = limits.max_derived
@@ -288,6 +294,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
 
 
 def _column(end: tuple, cols: dict, n_rows: int) -> np.ndarray:
+    import numpy as np
     return np.full(n_rows, end[1], dtype=np.int64) if end[0] == "const" else cols[end[1]]
 
 
@@ -295,6 +302,8 @@ def _column(end: tuple, cols: dict, n_rows: int) -> np.ndarray:
 def table_answers(view, table: Table, aggregate: str) -> TableAnswers:
     """The answers of a :class:`Table`, sorted as the general evaluator sorts them: score, highest
     first, then the bound keys in the order the variables first appear."""
+    import numpy as np
+    from .bfs import rank_array
     query, ids, g = table.query, view.ids, view.g
     names = tuple(v.name for v in query.variables())
     by_index = {st.i: st for st in table.steps}
@@ -368,6 +377,7 @@ def array_answers(view, query: Query, limits: Limits, deadline, aggregate: str):
 
 def _in_order(keys: list, final: np.ndarray) -> bool:
     """Are the rows already sorted by score (highest first), then by ``keys`` (primary first)?"""
+    import numpy as np
     if len(final) < 2:
         return True
     if np.any(final[1:] > final[:-1]):

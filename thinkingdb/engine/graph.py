@@ -78,7 +78,7 @@ class FactGraph:
         """
         if overlay is not None:
             return cls._overlaid(overlay, source)
-        from .mapped import RelationIndex, SymbolIndex, SymbolTable
+        from .mapped import RelationIndex, SymbolIndex, SymbolTable, column
         g = cls()
         g._syms = SymbolTable(arrays, n_symbols)
         g._sym = SymbolIndex(arrays, n_symbols, g._syms)
@@ -90,7 +90,7 @@ class FactGraph:
             g._out[rid] = RelationIndex(arrays, "out", rid, n_symbols, source, g._out, rid)
             g._in[rid] = RelationIndex(arrays, "in", rid, n_symbols, source, g._in, rid)
         g._count = n_facts
-        g._rel_sizes = [int(x) for x in arrays["rel_sizes"]]
+        g._rel_sizes = [int(x) for x in column(arrays, "rel_sizes")]
         g._mapped, g.source = True, source
         # ids are ranks: symbols and relations are stored sorted
         g._rank_cache = (n_symbols + (len(g._rels) << 40), range(n_symbols), range(len(g._rels)))

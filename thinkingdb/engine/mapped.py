@@ -7,7 +7,9 @@ way; each decodes only what it is asked for and keeps it. A full scan of a relat
 iteration) decodes that relation once and swaps a plain dict into the graph in its place.
 
 The symbols of a graph file are stored sorted, so an id is its key's canonical rank and a key is
-found by binary search over the UTF-8 bytes (which sort as the strings do).
+found by binary search over the UTF-8 bytes (which sort as the strings do). Lookups read the file's
+arrays through :func:`column` (memoryviews of a mapped file: no numpy); the methods that work on a
+whole relation (:meth:`RelationIndex.edges`, :meth:`RelationIndex.all_ones`) load numpy.
 
 >>> import numpy as np
 >>> blob = "abc".encode()
@@ -19,16 +21,27 @@ found by binary search over the UTF-8 bytes (which sort as the strings do).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from typing import Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import StoreError
 
-__all__ = ["SymbolTable", "SymbolIndex", "RelationIndex"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["SymbolTable", "SymbolIndex", "RelationIndex", "column"]
 
 _MISSING = object()
+
+
+def column(arrays: Mapping, name: str, default=None):
+    """Array ``name`` of ``arrays`` for element reads: the memoryview of a mapped file
+    (:meth:`thinkingdb.store.columns.MappedArrays.view`), else the array itself; ``default`` if absent."""
+    if name not in arrays:
+        return default
+    view = getattr(arrays, "view", None)
+    return arrays[name] if view is None else view(name)
 
 
 class SymbolTable(Sequence):
@@ -37,7 +50,7 @@ class SymbolTable(Sequence):
     __slots__ = ("_off", "_blob", "_n", "_cache", "_all")
 
     def __init__(self, arrays: Mapping[str, np.ndarray], n: int) -> None:
-        self._off, self._blob, self._n = arrays["sym_off"], arrays["sym_blob"], n
+        self._off, self._blob, self._n = column(arrays, "sym_off"), column(arrays, "sym_blob"), n
         self._cache: dict[int, str] = {}
         self._all: list[str] | None = None
 
@@ -129,12 +142,12 @@ class RelationIndex(Mapping):
 
     def __init__(self, arrays: Mapping[str, np.ndarray], direction: str, rid: int, n_sym: int, path: str,
                  owner: list, slot: int) -> None:
-        rel = arrays[f"{direction}_rel"]
+        rel = column(arrays, f"{direction}_rel")
         lo, hi = int(rel[rid]), int(rel[rid + 1])
-        self._keys = arrays[f"{direction}_keys"][lo:hi]
-        self._ptr = arrays[f"{direction}_ptr"][lo:hi + 1]
-        self._vals = arrays[f"{direction}_vals"]
-        self._conf = arrays.get(f"{direction}_conf")
+        self._keys = column(arrays, f"{direction}_keys")[lo:hi]
+        self._ptr = column(arrays, f"{direction}_ptr")[lo:hi + 1]
+        self._vals = column(arrays, f"{direction}_vals")
+        self._conf = column(arrays, f"{direction}_conf")
         self._rows: dict[int, dict[int, float] | None] = {}
         self._full = False
         self._n_sym, self._path, self._owner, self._slot = n_sym, path, owner, slot
@@ -146,7 +159,7 @@ class RelationIndex(Mapping):
         row = None
         if isinstance(key, int) and 0 <= key < self._n_sym:
             keys = self._keys
-            i = int(np.searchsorted(keys, keys.dtype.type(key)))   # a Python int would copy keys to int64
+            i = bisect_left(keys, key)
             if i < len(keys) and keys[i] == key:
                 lo, hi = int(self._ptr[i]), int(self._ptr[i + 1])
                 if not 0 <= lo < hi <= len(self._vals):
@@ -220,9 +233,17 @@ class RelationIndex(Mapping):
     def values(self):
         return self.full().values()
 
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """This relation's ``(keys, ptr, vals)`` as numpy arrays over the file's bytes (no copy): the
+        bound ends, ``ptr[i]:ptr[i + 1]`` delimiting key ``i``'s run of ``vals`` (indexes into the
+        whole ``vals``, which holds every relation)."""
+        import numpy as np
+        return np.asarray(self._keys), np.asarray(self._ptr), np.asarray(self._vals)
+
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every ``(bound end, other end, confidence)`` as arrays read straight from the file, rows not
         decoded into dicts (the columnar engine loads relations this way)."""
+        import numpy as np
         if not len(self._keys):
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
         ptr = np.asarray(self._ptr, dtype=np.int64)
@@ -240,8 +261,9 @@ class RelationIndex(Mapping):
         """Is every confidence of this relation 1 (without decoding a row when the file says so)?"""
         if self._conf is None:
             return True
+        import numpy as np
         lo, hi = int(self._ptr[0]), int(self._ptr[-1])
-        return bool(np.all(self._conf[lo:hi] == 1.0))
+        return bool(np.all(np.asarray(self._conf[lo:hi]) == 1.0))
 
 
 # -- a graph file read together with its delta (thinkingdb.store.overlay.Overlay) --------------------

@@ -17,7 +17,6 @@ A declaration is shorthand for one rule of weight 1.0 (SPEC §2, §5):
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Iterable
 
 from ..model import Atom, Declaration, Node, Rule, Var
@@ -58,6 +57,7 @@ def default_rules_text() -> str:
     >>> "relation depends_on transitive." in default_rules_text()
     True
     """
+    from importlib import resources   # (loads tempfile, shutil and zip support: only when read)
     return resources.files("thinkingdb").joinpath("data/default_rules.tdb").read_text(encoding="utf-8")
 
 

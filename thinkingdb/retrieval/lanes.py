@@ -32,8 +32,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import numpy as np
-
 from ..store.access import AccessTable, View
 from ..errors import ThinkingDBError, translate
 from ..model import Fact, Triple
@@ -420,6 +418,7 @@ class Lanes:
         full = self.state.graph
         if view.everything:
             return full
+        import numpy as np   # a caller who sees everything (above) does not load it
         fa, visible = self.facts, self.visible_unit(view)
         changes: dict[Triple, float | None] = {}
         for i in np.flatnonzero(~view.mask).tolist():

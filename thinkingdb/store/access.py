@@ -29,9 +29,10 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from ..errors import ValidationError
 
@@ -153,7 +154,17 @@ class View:
     everything: bool
 
     def visible_ids(self, ids: Sequence[str]) -> list[str]:
+        import numpy as np
         return [ids[i] for i in np.flatnonzero(self.mask).tolist()]
+
+
+def _fingerprint(packed_mask: bytes, n: int) -> str:
+    digest = hashlib.blake2b(packed_mask, digest_size=12)
+    digest.update(str(n).encode())
+    return digest.hexdigest()
+
+
+_EMPTY_FINGERPRINT = _fingerprint(b"", 0)
 
 
 class AccessTable:
@@ -179,25 +190,28 @@ class AccessTable:
         self.ids: list[str] = ids
         self.row: dict[str, int] = {u: i for i, u in enumerate(ids)}
         self._groups = list(group_of)          # acl tag set per group id
-        self._group = np.array(groups, dtype=np.int32)
         self._region_of = region_of
-        self._region = np.array(regions, dtype=np.int32)
-        self._from = np.array(starts, dtype=np.int64)
-        self._to = np.array(ends, dtype=np.int64)
+        self._columns = (groups, regions, starts, ends)   # as numpy arrays on the first view that needs them
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def view(self, caller: Caller, on: _dt.date) -> View:
         """The mask of units ``caller`` may see on ``on``."""
+        if not self.ids:   # no units: nothing to mask (the fingerprint is that of an empty mask)
+            return View((), _EMPTY_FINGERPRINT, 0, True)
+        import numpy as np
+        if isinstance(self._columns, tuple):
+            groups, regions, starts, ends = self._columns
+            self._group, self._region = np.array(groups, dtype=np.int32), np.array(regions, dtype=np.int32)
+            self._from, self._to = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+            self._columns = None
         tags = set(caller.tags)
         ok_group = np.array([not g or bool(g & tags) for g in self._groups] or [False], dtype=bool)
-        mask = ok_group[self._group] if len(self.ids) else np.zeros(0, dtype=bool)
+        mask = ok_group[self._group]
         region = self._region_of.get(caller.region, -1) if caller.region else -1
         mask &= (self._region == 0) | (self._region == region)
         day = int(on.strftime("%Y%m%d"))
         mask &= (self._from <= day) & (day <= self._to)
         count = int(mask.sum())
-        digest = hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=12)
-        digest.update(str(len(mask)).encode())
-        return View(mask, digest.hexdigest(), count, count == len(self.ids))
+        return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == len(self.ids))

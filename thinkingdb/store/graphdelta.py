@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import bisect
 import os
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
                         read_facts, store_stamp, write_container, write_graph)
-from .overlay import Overlay
+
+if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written, not to open a current file
+    import numpy as np
+
+    from .overlay import Overlay
 
 __all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect", "advance", "open_current",
            "merge_limit", "load_or_build", "build_graph"]
@@ -100,6 +103,8 @@ def collect(conn, limit: int = MAX_DELTA) -> list[Change] | None:
 def open_delta(path: str, base: GraphArrays, expect: Stamp) -> Overlay | None:
     """The delta at ``path`` read over ``base`` when it leads from the base's stamp to ``expect``;
     None otherwise (missing, stale, of another base, torn or corrupt)."""
+    import numpy as np
+    from .overlay import Overlay
     got = map_container(path, DELTA_MAGIC)
     if got is None:
         return None
@@ -162,6 +167,7 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
     """Bring the graph file from the store state ``parent`` to ``stamp`` by ``changes`` (call after
     the commit, under the store's writer lock). False when the file on disk is not at ``parent``
     (the caller rebuilds it whole)."""
+    from .overlay import Overlay
     gpath, dpath = graph_path(store_path), delta_path(store_path)
     try:
         with _locked(gpath):
@@ -227,6 +233,7 @@ def _remove(path: str) -> None:
 
 def merge(gpath: str, stamp: Stamp, ov: Overlay) -> None:
     """Write base + delta as one new base graph file at ``stamp``."""
+    import numpy as np
     parts = {"s": [], "r": [], "o": [], "c": []}
     for rid, e in enumerate(ov.rel_ext):
         lead, vals, conf = ov.edges("out", e)
@@ -241,6 +248,8 @@ def merge(gpath: str, stamp: Stamp, ov: Overlay) -> None:
 
 def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tuple[dict, dict]:
     """The delta over ``base`` holding ``old``'s entries with ``changes`` applied on top."""
+    import numpy as np
+    from .overlay import Overlay
     nb, nbr = base.n_symbols, len(base.relations)
     old_new = old.new_keys if old is not None else []
     old_rels = old.ext_relations[nbr:] if old is not None else []
@@ -331,12 +340,14 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
 
 
 def _empty() -> dict:
+    import numpy as np
     z = np.zeros(0, dtype=np.int64)
     return {"new_sym_off": np.zeros(1, np.int64), "new_sym_blob": np.zeros(0, np.uint8), "new_sym_ins": z,
             "removed_syms": z, "e_s": z, "e_r": z, "e_o": z, "e_conf": np.zeros(0), "e_inbase": np.zeros(0, np.uint8)}
 
 
 def _base_conf(base: GraphArrays, r: int, s: int, o: int) -> float | None:
+    import numpy as np
     a = base.arrays
     lo, hi = int(a["out_rel"][r]), int(a["out_rel"][r + 1])
     keys = a["out_keys"][lo:hi]

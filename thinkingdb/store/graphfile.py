@@ -36,15 +36,16 @@ import fcntl
 import json
 import mmap
 import os
-import secrets
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import StoreError
+from .columns import MappedArrays, itemsize
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "read_facts",
            "write_graph", "fact_arrays", "write_container", "map_container"]
@@ -88,7 +89,8 @@ def store_stamp(store) -> Stamp:
 class GraphArrays:
     """An open graph file: the header fields and the arrays, memory-mapped and read-only.
 
-    ``arrays`` maps names to numpy arrays: ``sym_off`` (int64, one more than the symbols) and
+    ``arrays`` maps names to numpy arrays (a :class:`~thinkingdb.store.columns.MappedArrays`: its
+    ``view(name)`` is the same array as a memoryview, read without numpy): ``sym_off`` (int64, one more than the symbols) and
     ``sym_blob`` (uint8, UTF-8 keys back to back, sorted); per direction ``d`` in ``out``/``in``:
     ``d_rel`` (int64, relations + 1) delimiting each relation's run of ``d_keys`` (int32, the bound
     end, ascending), ``d_ptr`` (int64, keys + 1) delimiting each key's run of ``d_vals`` (int32, the
@@ -108,17 +110,18 @@ class GraphArrays:
         self.overlay = None   # the delta read over this file (thinkingdb.store.graphdelta), if any
 
     def symbol_bytes(self, sid: int) -> bytes:
-        off = self.arrays["sym_off"]
-        return self.arrays["sym_blob"][off[sid]:off[sid + 1]].tobytes()
+        off = self.arrays.view("sym_off")
+        return self.arrays.view("sym_blob")[off[sid]:off[sid + 1]].tobytes()
 
     def symbols(self) -> list[str]:
         """Every symbol key, in id (= sorted) order."""
-        off = self.arrays["sym_off"].tolist()
-        blob = self.arrays["sym_blob"].tobytes()
+        off = self.arrays.view("sym_off").tolist()
+        blob = self.arrays.view("sym_blob").tobytes()
         return [blob[off[i]:off[i + 1]].decode("utf-8") for i in range(self.n_symbols)]
 
     def verify(self) -> None:
         """Read every byte: the data checksum and every structural invariant (raises StoreError)."""
+        import numpy as np
         crc = 0
         for name in sorted(self.arrays):
             crc = zlib.crc32(self.arrays[name].view(np.uint8), crc)
@@ -147,6 +150,7 @@ def fact_arrays(symbols: list[str], relations: list[str], s: np.ndarray, r: np.n
                 conf: np.ndarray) -> dict[str, np.ndarray]:
     """The arrays of the graph file of these facts (see :func:`write_graph`); they do not depend on
     the store's stamp, so a bulk load computes them while SQLite writes."""
+    import numpy as np
     n_sym = len(symbols)
     enc = [k.encode("utf-8") for k in symbols]
     sym_off = np.zeros(n_sym + 1, dtype=np.int64)
@@ -160,6 +164,7 @@ def graph_arrays(sym_off: np.ndarray, sym_blob: np.ndarray, n_rel: int, s: np.nd
     """The arrays of a graph file (:class:`GraphArrays` names them) from the sorted symbols' UTF-8
     offsets and bytes and one row per distinct triple; :meth:`FactGraph.mapped` reads them as they are,
     from a file or from memory."""
+    import numpy as np
     n = len(s)
     arrays: dict[str, np.ndarray] = {"sym_off": sym_off, "sym_blob": sym_blob}
     all_ones = bool(np.all(conf == 1.0))
@@ -183,6 +188,7 @@ def graph_arrays(sym_off: np.ndarray, sym_blob: np.ndarray, n_rel: int, s: np.nd
 def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write ``header`` (JSON; the array layout and a data CRC are added) and ``arrays`` to ``path``
     atomically: a temporary file, fsync, rename. The layout is the graph file's (docs/storage.md)."""
+    import numpy as np
     layout, offset = {}, 0
     crc = 0
     for name in sorted(arrays):
@@ -195,7 +201,7 @@ def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.
     hbytes = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     data_start = _align(_PREFIX.size + len(hbytes))
     total = data_start + offset + _TRAILER.size
-    tmp = f"{path}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp = f"{path}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         with open(tmp, "wb") as fh:
             fh.write(_PREFIX.pack(magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
@@ -244,13 +250,13 @@ def map_container(path: str, magic: bytes) -> tuple[dict, dict[str, np.ndarray],
         if end != END or total != size or header.get("format") != FORMAT_VERSION:
             return None
         data_start = _align(_PREFIX.size + hlen)
-        arrays = {}
-        for name, (dtype, count, offset) in header["arrays"].items():
-            dt = np.dtype(dtype)
-            if offset < 0 or data_start + offset + count * dt.itemsize > size - _TRAILER.size:
+        layout = header["arrays"]
+        for name, (dtype, count, offset) in layout.items():
+            width = itemsize(dtype)
+            if width is None or type(count) is not int or type(offset) is not int or count < 0 or offset < 0 \
+                    or data_start + offset + count * width > size - _TRAILER.size:
                 return None
-            arrays[name] = np.frombuffer(buf, dtype=dt, count=count, offset=data_start + offset)
-        return header, arrays, buf
+        return header, MappedArrays(buf, data_start, layout), buf
     except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
         return None
 
@@ -282,16 +288,19 @@ def _check_structure(g: GraphArrays, deep: bool) -> None:
         need.update({f"{d}_rel": n_rel + 1, f"{d}_vals": n})
         if f"{d}_conf" in a:
             need[f"{d}_conf"] = n
+    col = getattr(a, "view", a.__getitem__)   # the constant-time checks read a few elements: no numpy
     for name, size in need.items():
-        if name not in a or a[name].size != size:
+        if name not in a or len(col(name)) != size:
             raise bad(f"{name} size")
-    if a["sym_off"][0] != 0 or a["sym_off"][-1] != a["sym_blob"].size:
+    if col("sym_off")[0] != 0 or col("sym_off")[-1] != len(col("sym_blob")):
         raise bad("symbol offsets")
     for d in _DIRECTIONS:
-        keys, ptr, rel = a[f"{d}_keys"], a[f"{d}_ptr"], a[f"{d}_rel"]
-        if ptr.size != keys.size + 1 or ptr[0] != 0 or ptr[-1] != n or rel[0] != 0 or rel[-1] != keys.size:
+        keys, ptr, rel = col(f"{d}_keys"), col(f"{d}_ptr"), col(f"{d}_rel")
+        if len(ptr) != len(keys) + 1 or ptr[0] != 0 or ptr[-1] != n or rel[0] != 0 or rel[-1] != len(keys):
             raise bad(f"{d} index ends")
         if deep:
+            import numpy as np
+            keys, ptr, rel = a[f"{d}_keys"], a[f"{d}_ptr"], a[f"{d}_rel"]
             if np.any(np.diff(ptr) <= 0) or np.any(np.diff(rel) < 0) or np.any(np.diff(a["sym_off"]) < 0):
                 raise bad(f"{d} pointers")
             for ids in (keys, a[f"{d}_vals"]):
@@ -301,6 +310,7 @@ def _check_structure(g: GraphArrays, deep: bool) -> None:
 
 def read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One consistent snapshot of the ``facts`` table, interned (ids in sorted key order)."""
+    import numpy as np
     conn = store.conn
     sym: dict[str, int] = {}
     rel: dict[str, int] = {}
@@ -334,6 +344,7 @@ def read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarr
 
 
 def _sorted_ids(keys: list[str], *columns: np.ndarray) -> tuple:
+    import numpy as np
     order = sorted(range(len(keys)), key=keys.__getitem__)
     perm = np.empty(len(keys), dtype=np.int64)
     perm[np.array(order, dtype=np.int64)] = np.arange(len(keys), dtype=np.int64)
@@ -347,7 +358,7 @@ def ensure_token(store) -> None:
     conn = store.conn
     if conn.execute("SELECT 1 FROM meta WHERE key = 'token'").fetchone() is None and not conn.in_transaction:
         store.check_before_write()
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (secrets.token_hex(16),))
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (os.urandom(16).hex(),))
 
 
 class _locked:
