@@ -119,30 +119,52 @@ def cmd_query(args) -> int:
             out = sys.stdout
             if not args.no_header:
                 out.write("\t".join(variables + ["score"]) + "\n")
-            bulk = result.answers
-            if hasattr(bulk, "keys") and variables == [bulk.var]:   # held as arrays: no Answer made
-                keys, scores = bulk.keys(), bulk.scores
-                if len(keys) and bool((scores == scores[0]).all()):   # one score: one join
-                    tail = f"\t{float(scores[0])!r}\n"
-                    out.write(tail.join(keys) + tail)
-                else:
-                    out.writelines(f"{k}\t{sc!r}\n" for k, sc in zip(keys, scores.tolist()))
+            cols = _key_columns(result.answers, variables)
+            if cols is not None:   # held as arrays: lines made column by column, no Answer made
+                out.writelines(_bulk_lines(cols, result.answers.scores, variables, lambda v, k: k, "\t",
+                                           lambda sc: f"\t{sc!r}\n"))
             else:
                 for a in result.answers:
                     out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
         else:
-            for a in result.answers:
-                if variables:
-                    shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables)
-                else:
-                    shown = "yes"
-                sys.stdout.write(f"{shown}  (score {a.score:.6g})\n")
+            cols = _key_columns(result.answers, variables) if variables else None
+            if cols is not None:
+                sys.stdout.writelines(_bulk_lines(cols, result.answers.scores, variables,
+                                                  lambda v, k: f"?{v} = {labels.get(k, k)}", "  ",
+                                                  lambda sc: f"  (score {sc:.6g})\n"))
+            else:
+                for a in result.answers:
+                    shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables) or "yes"
+                    sys.stdout.write(f"{shown}  (score {a.score:.6g})\n")
             if not result.answers:
                 sys.stdout.write("no answers\n")
         if result.truncated:
             sys.stderr.write(f"thinkingdb: note: closure stopped at its {result.truncated} bound; answers may be "
                              "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
     return EXIT_OK if result.answers else EXIT_NO_ANSWER
+
+
+def _key_columns(answers, variables: list[str]) -> list[list[str]] | None:
+    """The answers' keys, one column per variable, when they are held as arrays (else None)."""
+    if getattr(answers, "var", None) is not None:
+        return [answers.keys()] if variables == [answers.var] else None
+    if hasattr(answers, "columns") and list(answers.names) == variables:
+        return answers.columns()
+    return None
+
+
+def _bulk_lines(cols: list[list[str]], scores, variables: list[str], cell, sep: str, tail) -> list[str]:
+    """Output lines of answers held as arrays: ``cell(variable, key)`` once per distinct key of a
+    column, the cells joined by ``sep``, then ``tail(score)``."""
+    shown = []
+    for v, col in zip(variables, cols):
+        memo = {k: cell(v, k) for k in set(col)}
+        shown.append([memo[k] for k in col])
+    rows = shown[0] if len(shown) == 1 else list(map(sep.join, zip(*shown)))
+    if len(rows) and bool((scores == scores[0]).all()):   # one score: one join
+        end = tail(float(scores[0]))
+        return [end.join(rows) + end]
+    return [row + tail(sc) for row, sc in zip(rows, scores.tolist())]
 
 
 def _stream_query(args) -> int:

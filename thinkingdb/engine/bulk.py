@@ -135,9 +135,14 @@ class TableAnswers(Sequence):
         return len(self.scores)
 
     def columns(self) -> list[list[str]]:
-        """The keys of each variable's column, decoded at once."""
+        """The keys of each variable's column, decoded at once: each distinct symbol once, its string
+        shared by its rows (a column of 500,000 rows over 1,000 symbols holds 1,000 strings)."""
         if self._keys is None:
-            self._keys = [decode_keys(self.ids, c) for c in self.cols]
+            self._keys = []
+            for c in self.cols:
+                uniq, inv = np.unique(c, return_inverse=True)
+                dec = decode_keys(self.ids, uniq)
+                self._keys.append([dec[i] for i in inv.tolist()])
         return self._keys
 
     def keys(self) -> list[str]:

@@ -366,11 +366,16 @@ def table_answers(view, table: Table, aggregate: str) -> TableAnswers:
 
 
 def array_answers(view, query: Query, limits: Limits, deadline, aggregate: str):
-    """``(answers, truncated)`` held as arrays — a conjunction run with the closure (its table), or one
-    pattern with a constant end (:func:`thinkingdb.engine.bulk.bulk_answers`) — or None."""
+    """``(answers, truncated)`` held as arrays — a conjunction run with the closure (its table), one
+    pattern with both ends free (:func:`thinkingdb.engine.pairs.pair_answers`) or with a constant end
+    (:func:`thinkingdb.engine.bulk.bulk_answers`) — or None."""
     table = getattr(view, "table", None)
     if table is not None and table.query is query:
         return table_answers(view, table, aggregate), view.truncated
+    from .pairs import pair_answers   # one pattern with both ends free over a closed relation
+    got = pair_answers(view, query, limits, deadline, aggregate)
+    if got is not None:
+        return got
     from .bulk import bulk_answers
     return bulk_answers(view, query, limits, deadline, aggregate)
 

@@ -74,6 +74,8 @@ class _Lazy(_Closed):
         for got, x in ((self.fwd.cached(u), v), (self.bwd.cached(v), u)):
             if got is not None:
                 return _member(got, x)
+        if self._full is not None and self._full.sets.complete:   # the whole closure is at hand
+            return self._full.has(u, v)
         if v in self._asked:
             return _member(self.reverse_array(v), u)
         self._asked.add(v)
@@ -98,6 +100,9 @@ class _Lazy(_Closed):
         if not self.all_ones:
             return super().walk(x, y, rank)
         s = self._walk_search(x)
+        if s.timed_out:   # a proof is read after the query's deadline: its walk is not bounded by it
+            s = self._searches[x] = self._search(x, True, True)
+        s.deadline = None
         s.until(y)
         return s.path(y)
 
@@ -168,8 +173,8 @@ class SingleSourceResult(FactView):
         return sum(1 for _ in self.derived_keys()) if n is None else n
 
     def bulk_count(self) -> int | None:
-        """The number of derived facts one goal pattern with a constant end asks for, counted over
-        its reach array (None: several patterns or no constant end; count ``derived_keys``)."""
+        """The number of derived facts one goal pattern asks for, counted over its reach array (both
+        ends free: the whole closure's reach sets; None: several patterns, count ``derived_keys``)."""
         specs = {(r, sid, oid) for r, _c, sid, oid in _goal_specs(self)}
         if len(specs) != 1:
             return 0 if not specs else None
@@ -177,8 +182,8 @@ class SingleSourceResult(FactView):
         c, g = self._rels[r], self.g
         if sid is not None and oid is not None:
             return int(c.has(sid, oid) and self.asserted((sid, r, oid)) is None)
-        if sid is None and oid is None:
-            return None
+        if sid is None and oid is None:   # the whole closure, counted over its reach sets
+            return max(0, c.full().derived_count)
         arr = c.reach_array(sid) if oid is None else c.reverse_array(oid)
         index = (g._out if oid is None else g._in)[r] if r < len(g._out) else {}
         row = index.get(sid if oid is None else oid)
