@@ -138,6 +138,7 @@ class TableAnswers(Sequence):
         """The keys of each variable's column, decoded at once: each distinct symbol once, its string
         shared by its rows (a column of 500,000 rows over 1,000 symbols holds 1,000 strings)."""
         if self._keys is None:
+            import numpy as np
             self._keys = []
             for c in self.cols:
                 uniq, inv = np.unique(c, return_inverse=True)

@@ -372,10 +372,12 @@ def array_answers(view, query: Query, limits: Limits, deadline, aggregate: str):
     table = getattr(view, "table", None)
     if table is not None and table.query is query:
         return table_answers(view, table, aggregate), view.truncated
-    from .pairs import pair_answers   # one pattern with both ends free over a closed relation
-    got = pair_answers(view, query, limits, deadline, aggregate)
-    if got is not None:
-        return got
+    pats = query.patterns
+    if len(pats) == 1 and isinstance(pats[0].subject, Var) and isinstance(pats[0].object, Var):
+        from .pairs import pair_answers   # both ends free over a closed relation (pairs loads numpy)
+        got = pair_answers(view, query, limits, deadline, aggregate)
+        if got is not None:
+            return got
     from .bulk import bulk_answers
     return bulk_answers(view, query, limits, deadline, aggregate)
 
