@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Union
 
 
+KEYWORDS = frozenset({"relation", "alias", "rule", "why"})   # words that begin a statement
+RESERVED = KEYWORDS | {"not"}                                  # words that are never a bare symbol
+DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
+
+
 def _pos() -> int:
     return field(default=0, compare=False, repr=False)  # type: ignore[return-value]
 

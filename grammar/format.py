@@ -7,7 +7,7 @@ import re
 from . import ast
 
 _BARE = re.compile(r"\w[\w\-]*(?:[.:]\w[\w\-]*)*\Z")
-_KEYWORDS = frozenset({"relation", "alias", "rule", "why", "not"})
+_KEYWORDS = ast.RESERVED
 _SIGNED = re.compile(r"[+-]\d+(?:\.\d+)?\Z")
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 

@@ -17,11 +17,10 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast
+from .ast import DECLARATION_KINDS, KEYWORDS  # noqa: F401 (KEYWORDS: also read by thinkingdb.store.tdbfile)
 from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
 from .safety import order_comparisons
 
-DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
-KEYWORDS = frozenset({"relation", "alias", "rule", "why"})
 ANONYMOUS = "_"   # ``?_``: each occurrence is a fresh variable that binds nothing
 
 _TERMINAL_WORDS = {

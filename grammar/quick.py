@@ -1,46 +1,59 @@
-"""The entry point of :func:`grammar.parse`: one plain question read without loading lark.
+"""The entry point of :func:`grammar.parse`: plain statements read without loading lark.
 
-A cold ``thinkingdb query`` or ``why`` parses one short statement; importing lark and loading its
-LALR tables cost more than answering a 1-hop question on a million-fact store. :func:`parse` reads
-exactly two shapes itself, each on one line and built from bare words only:
+A cold ``thinkingdb query`` or ``why`` parses one short question and, with the default rules, the
+small rule library; importing lark and loading its LALR tables cost more than answering a 1-hop
+question on a million-fact store. :func:`parse` reads a text itself when each of its lines is blank,
+a whole-line comment, or one plain statement:
 
 * a query ``? T R T (, T R T)* .`` where each ``T`` is a symbol or a variable and each ``R`` a
   relation, maybe followed at once by ``+`` or ``*``;
-* a why-question ``why S R O .`` of three symbols.
+* a why-question ``why S R O .`` of three symbols;
+* a rule ``rule NAME [@W]: T R T (, T R T)* => T R T .`` (no ``not``, no comparisons, every head
+  variable bound by a premise, a weight in (0, 1] written as a plain decimal);
+* a declaration ``relation R transitive.`` / ``symmetric`` / ``inverse S`` / ``subrelation_of S``.
 
 The words are the grammar's own terminals (``SYMBOL`` and ``VAR`` of ``thinkingdb.lark``, matched
-atomically as the lexer matches them); a keyword, a quote, a comment, a parenthesis or any other
-character sends the text to the full parser (:mod:`grammar.parser`), as does anything else. The tree
-is the one the full parser builds, positions included (tests/test_grammar_quick.py compares them).
+atomically as the lexer matches them); a keyword in a word's place, a quote, a trailing comment, a
+parenthesis, a statement over two lines or anything else sends the whole text to the full parser
+(:mod:`grammar.parser`), as does anything the full parser would report as an error. The tree is the
+one the full parser builds, positions included (tests/test_grammar_quick.py compares them).
 
 >>> parse("? n5 depends_on+ ?x.").statements[0].patterns[0].path
 Repeat(path=Step(relation=Relation(text='depends_on', phrase=False)), min=1, max=None, exact=False)
 >>> parse("why a r b.").statements[0].object
 Symbol(text='b')
+>>> parse("# a library\\nrule t @0.5: ?x r ?y, ?y r ?z => ?x r ?z.").statements[0].premises[1].object
+Variable(name='z')
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from . import ast
+from .ast import DECLARATION_KINDS, RESERVED
+from .safety import order_comparisons
 
 __all__ = ["parse", "parse_simple"]
 
 SYMBOL = r"\w[\w\-]*(?:[.:]\w[\w\-]*)*"   # the grammar's SYMBOL and VAR terminals (checked by a test)
 VAR = r"\?\w+"
-_KEYWORDS = frozenset({"relation", "alias", "rule", "why", "not"})   # the grammar's words: the full parser
+MAX_CHARS = 1 << 16                       # a longer text goes to the full parser
 _WS = r"[ \t]"
+_SYM = rf"(?>({SYMBOL}))"
 _TERM = rf"(?>({VAR})|({SYMBOL}))"
-_PATTERN = rf"{_TERM}{_WS}+(?>({SYMBOL}))([+*]?){_WS}+{_TERM}"
+_ATOM = re.compile(rf"{_TERM}{_WS}+{_SYM}{_WS}+{_TERM}")
+_PATTERN = re.compile(rf"{_TERM}{_WS}+{_SYM}([+*]?){_WS}+{_TERM}")
 _QUERY_HEAD = re.compile(rf"{_WS}*\?{_WS}+")
-_QUERY_PATTERN = re.compile(_PATTERN)
-_QUERY_SEP = re.compile(rf"{_WS}*(,|\.{_WS}*$){_WS}*")
-_WHY = re.compile(rf"{_WS}*why{_WS}+(?>({SYMBOL})){_WS}+(?>({SYMBOL})){_WS}+(?>({SYMBOL})){_WS}*\.{_WS}*")
+_SEP = re.compile(rf"{_WS}*(,|=>|\.{_WS}*$){_WS}*")
+_WHY = re.compile(rf"{_WS}*why{_WS}+{_SYM}{_WS}+{_SYM}{_WS}+{_SYM}{_WS}*\.{_WS}*")
+_RULE_HEAD = re.compile(rf"{_WS}*rule{_WS}+{_SYM}(?:{_WS}*@{_WS}*(?>(\d+(?:\.\d+)?|\.\d+)))?{_WS}*:{_WS}*")
+_RELATION = re.compile(rf"{_WS}*relation{_WS}+{_SYM}{_WS}+{_SYM}(?:{_WS}+{_SYM})?{_WS}*\.{_WS}*")
 
 
 def parse(text: str, source: str = "<string>") -> ast.Document:
-    """:func:`grammar.parser.parse` (same tree, same errors), without lark for a plain question."""
+    """:func:`grammar.parser.parse` (same tree, same errors), without lark for plain statements."""
     doc = parse_simple(text, source) if isinstance(text, str) else None
     if doc is not None:
         return doc
@@ -49,50 +62,116 @@ def parse(text: str, source: str = "<string>") -> ast.Document:
 
 
 def parse_simple(text: str, source: str = "<string>") -> ast.Document | None:
-    """The tree of ``text`` when it is one of the two plain shapes (module docstring), else None."""
-    if len(text) > 4096 or "\n" in text:
+    """The tree of ``text`` when every line is blank, a comment or one plain statement (module
+    docstring), else None."""
+    if len(text) > MAX_CHARS:
         return None
-    if text.lstrip(" \t").startswith("?"):
-        stmt = _query(text)
-    else:
-        stmt = _why(text)
-    return None if stmt is None else ast.Document((stmt,), source)
+    statements = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        body = line.strip(" \t")
+        if not body or body[0] == "#":
+            continue
+        word = body.split(None, 1)[0]
+        read = _query if body[0] == "?" else {"why": _why, "rule": _rule, "relation": _relation}.get(word)
+        stmt = None if read is None else read(line, lineno)
+        if stmt is None:
+            return None
+        statements.append(stmt)
+    return ast.Document(tuple(statements), source)
 
 
-def _term(m: re.Match, var: int, sym: int) -> ast.Variable | ast.Symbol | None:
-    if m.group(var) is not None:
-        return ast.Variable(m.group(var)[1:], 1, m.start(var) + 1)
-    word = m.group(sym)
-    return None if word in _KEYWORDS else ast.Symbol(word, 1, m.start(sym) + 1)
+def _symbol(m: re.Match, g: int, line: int) -> ast.Symbol | None:
+    word = m.group(g)
+    return None if word in RESERVED else ast.Symbol(word, line, m.start(g) + 1)
 
 
-def _query(text: str) -> ast.Query | None:
-    m = _QUERY_HEAD.match(text)
-    if m is None:
-        return None
-    pos, patterns = m.end(), []
+def _term(m: re.Match, g: int, line: int) -> ast.Variable | ast.Symbol | None:
+    """The term of groups ``g`` (a variable) and ``g + 1`` (a symbol) of ``m``."""
+    if m.group(g) is not None:
+        return ast.Variable(m.group(g)[1:], line, m.start(g) + 1)
+    return _symbol(m, g + 1, line)
+
+
+def _relation_at(m: re.Match, g: int, line: int) -> ast.Relation | None:
+    word = m.group(g)
+    return None if word in RESERVED else ast.Relation(word, line=line, column=m.start(g) + 1)
+
+
+def _atoms(text: str, pos: int, line: int, pattern: re.Pattern, last: str):
+    """``(atoms, end)``: terms-relation-terms separated by commas from ``pos`` up to the separator
+    ``last`` (``"."`` or ``"=>"``); None if anything else is there."""
+    found = []
     while True:
-        m = _QUERY_PATTERN.match(text, pos)
+        m = pattern.match(text, pos)
         if m is None:
             return None
-        s, o = _term(m, 1, 2), _term(m, 5, 6)
-        if s is None or o is None or m.group(3) in _KEYWORDS:
+        s, rel, o = _term(m, 1, line), _relation_at(m, 3, line), _term(m, 5 if pattern is _PATTERN else 4, line)
+        if s is None or rel is None or o is None:
             return None
-        path = ast.Step(ast.Relation(m.group(3), line=1, column=m.start(3) + 1))
-        if m.group(4):
-            path = ast.Repeat(path, 1 if m.group(4) == "+" else 0, None)
-        patterns.append(ast.Pattern(s, path, o, s.line, s.column))
-        sep = _QUERY_SEP.match(text, m.end())
+        found.append((s, rel, o, m.group(4) if pattern is _PATTERN else ""))
+        sep = _SEP.match(text, m.end())
         if sep is None:
             return None
         if sep.group(1) != ",":
-            return ast.Query(tuple(patterns), patterns[0].line, patterns[0].column)
+            return (found, sep.end()) if sep.group(1).startswith(last) else None
         pos = sep.end()
 
 
-def _why(text: str) -> ast.Why | None:
-    m = _WHY.fullmatch(text)
-    if m is None or any(m.group(i) in _KEYWORDS for i in (1, 2, 3)):
+def _query(text: str, line: int) -> ast.Query | None:
+    m = _QUERY_HEAD.match(text)
+    got = None if m is None else _atoms(text, m.end(), line, _PATTERN, ".")
+    if got is None:
         return None
-    s, r, o = (ast.Symbol(m.group(i), 1, m.start(i) + 1) for i in (1, 2, 3))
-    return ast.Why(s, ast.Relation(r.text, line=1, column=r.column), o, False, s.line, s.column)
+    patterns = []
+    for s, rel, o, mark in got[0]:
+        path = ast.Step(rel)
+        if mark:
+            path = ast.Repeat(path, 1 if mark == "+" else 0, None)
+        patterns.append(ast.Pattern(s, path, o, s.line, s.column))
+    return ast.Query(tuple(patterns), patterns[0].line, patterns[0].column)
+
+
+def _why(text: str, line: int) -> ast.Why | None:
+    m = _WHY.fullmatch(text)
+    if m is None:
+        return None
+    s, r, o = (_symbol(m, i, line) for i in (1, 2, 3))
+    if s is None or r is None or o is None:
+        return None
+    return ast.Why(s, ast.Relation(r.text, line=line, column=r.column), o, False, s.line, s.column)
+
+
+def _rule(text: str, line: int) -> ast.RuleDecl | None:
+    m = _RULE_HEAD.match(text)
+    if m is None or m.group(1) in RESERVED:
+        return None
+    weight = None
+    if m.group(2) is not None:
+        weight = float(m.group(2))
+        if not (math.isfinite(weight) and 0.0 < weight <= 1.0):
+            return None   # the full parser reports it
+    body = _atoms(text, m.end(), line, _ATOM, "=>")
+    if body is None:
+        return None
+    head = _atoms(text, body[1], line, _ATOM, ".")
+    if head is None or len(head[0]) != 1 or head[1] != len(text):
+        return None
+    premises = tuple(ast.Atom(s, rel, o, False, s.line, s.column) for s, rel, o, _ in body[0])
+    (s, rel, o, _), = head[0]
+    _, bound, _ = order_comparisons(premises)
+    if any(isinstance(t, ast.Variable) and (t.name == "_" or t.name not in bound) for t in (s, o)):
+        return None   # an anonymous or unbound head variable: the full parser reports it
+    return ast.RuleDecl(m.group(1), premises, ast.Atom(s, rel, o, False, s.line, s.column), weight, line,
+                        m.start(1) + 1)
+
+
+def _relation(text: str, line: int) -> ast.RelationDecl | None:
+    m = _RELATION.fullmatch(text)
+    if m is None or any(m.group(i) in RESERVED for i in (1, 2, 3)):
+        return None
+    kind, has_other = m.group(2), m.group(3) is not None
+    if kind not in DECLARATION_KINDS or has_other != (kind in ("inverse", "subrelation_of")):
+        return None   # the full parser reports it
+    rel = _relation_at(m, 1, line)
+    other = _relation_at(m, 3, line) if has_other else None
+    return ast.RelationDecl(rel, kind, other, rel.line, rel.column)

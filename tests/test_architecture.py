@@ -136,11 +136,11 @@ COLD_FORBIDDEN = ("numpy", "lark", "networkx", "lexical", "hdc", "Stemmer", "pya
 _COLD = """
 import json, sys
 kind, db = sys.argv[1], sys.argv[2]
-if kind == "api":
+if kind in ("api", "rules"):   # "rules": the default rule library read (without lark) and in force
     from thinkingdb.api import KnowledgeBase
-    with KnowledgeBase(db, default_rules=False) as kb:
+    with KnowledgeBase(db, default_rules=kind == "rules") as kb:
         found = [len(kb.query("? a r ?x.").answers), len(kb.query("? ?x r+ c, a r ?y.").answers),
-                 kb.why("a r b") is not None]
+                 kb.why("a r b") is not None, len(kb.rules) > 0]
 else:
     from thinkingdb.cli.main import main
     found = [main(["query", "--db", db, "? a r ?x.", "--no-default-rules", "--caller-tags", "t"]),
@@ -169,7 +169,7 @@ def small_store(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("kind, want", [("api", [2, 4, True]), ("cli", [0, 0])])
+@pytest.mark.parametrize("kind, want", [("api", [2, 4, True, False]), ("rules", [2, 4, True, True]), ("cli", [0, 0])])
 def test_a_cold_question_loads_no_heavy_module(small_store, kind, want):
     found, mods = cold_modules(kind, small_store)
     assert found == want                                  # the questions were answered

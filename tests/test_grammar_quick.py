@@ -55,6 +55,26 @@ def test_plain_queries_by_hand(text, shape):
     assert deep(doc) == deep(full.parse(text))
 
 
+def test_the_default_rule_library_is_read_quickly():
+    from thinkingdb.engine.rules import default_rules_text
+    text = default_rules_text()
+    doc = quick.parse_simple(text)
+    assert doc is not None and deep(doc) == deep(full.parse(text))
+    assert [type(st).__name__ for st in doc.statements].count("RuleDecl") >= 6
+
+
+def test_rules_and_declarations_by_hand():
+    doc = quick.parse_simple("# c\n\n  rule t @0.5: ?x r ?y, ?y r ?z => ?x r ?z.\nrelation r inverse s .\n")
+    rule, decl = doc.statements
+    assert (rule.name, rule.weight, rule.line, rule.column) == ("t", 0.5, 3, 8)
+    assert [(a.subject.name, a.relation.text, a.object.name, a.column) for a in rule.premises] == [
+        ("x", "r", "y", 16), ("y", "r", "z", 25)]
+    assert (rule.head.subject.name, rule.head.object.name, rule.head.relation.column) == ("x", "z", 39)
+    assert (decl.relation.text, decl.kind, decl.other.text, decl.line, decl.column, decl.other.column) == (
+        "r", "inverse", "s", 4, 10, 20)
+    assert deep(doc) == deep(full.parse("# c\n\n  rule t @0.5: ?x r ?y, ?y r ?z => ?x r ?z.\nrelation r inverse s .\n"))
+
+
 def test_positions_by_hand():
     q = quick.parse_simple("? n5 dep ?x.").statements[0]
     p = q.patterns[0]
@@ -66,8 +86,12 @@ def test_positions_by_hand():
 @pytest.mark.parametrize("text", [
     "? a relies on b.", "? a not b.", "? not r b.", "why not a r b.", "? a r b. ? c r d.", '? "a" r b.',
     "? a r b # c", "? a r b @0.5.", "? a ?r b.", "? a r+b c.", "? a (r) b.", "? a r b", "? a ^r b.", "? a r|s b.",
-    "? a r {1,2} b.", "? n(a, b).", "?a r b.", "why a r ?x.", "why a r b c.", "a r b.", "? a r b.\n", "? a r -1.",
-    "why a rule b.",
+    "? a r {1,2} b.", "? n(a, b).", "?a r b.", "why a r ?x.", "why a r b c.", "a r b.", "? a r -1.",
+    "why a rule b.", "? a r b.\r", "? a r\nb.", "rule r: ?x a ?y => ?y b ?w.", "rule r @0: ?x a ?y => ?y b ?x.",
+    "rule r @1.5: ?x a ?y => ?x b ?y.", "rule r @1e-1: ?x a ?y => ?x b ?y.", "rule r: ?x a ?y => ?_ b ?x.",
+    "rule r: not ?x a ?y, ?y b ?x => ?x c ?y.", "rule r: ?x a ?y, ?n < 3 => ?x c ?y.", "rule r: ?x a ?y => ?x c ?y, ?y c ?x.",
+    "rule not: ?x a ?y => ?x c ?y.", "relation r transitive s.", "relation r inverse.", "relation r bogus.",
+    "relation r transitive. # a comment", "a r b.\nrule r: ?x a ?y => ?x b ?y.",
 ])
 def test_other_shapes_go_to_the_full_parser(text):
     assert quick.parse_simple(text) is None
@@ -106,6 +130,25 @@ RELS = ["r", "depends_on", "r-s", "a.b", "r+", "r*"] * 8 + ["rule", "not", "?r",
 def test_near_plain_shapes(patterns, sep, end, head):
     """Mostly plain questions with one thing changed: the quick path agrees or declines."""
     text = head + sep.join(f"{s}{w1 or ' '}{r}{w2 or ' '}{o}" for s, w1, r, w2, o in patterns) + end
+    got, want = quick.parse_simple(text), full_parse(text)
+    if got is not None:
+        assert deep(got) == deep(want), text
+
+
+LINES = (["rule t @0.5: ?x r ?y, ?y r ?z => ?x r ?z.", "rule u: ?a p ?b => ?b q ?a.", "relation r transitive.",
+          "relation p inverse q.", "? a r ?x.", "why a r b.", "# note", "", "  "] * 4
+         + ["rule v @2: ?x r ?y => ?y r ?x.", "rule w: ?x r ?y => ?z r ?x.", "relation r inverse.", "a r b.",
+            "rule x: ?x r ?y", "=> ?y r ?x.", "rule y: ?x r ?y => ?y r ?x. # c", "relation r symmetric s."])
+EDITS = [lambda t: t, lambda t: t.replace(" ", "  "), lambda t: t.replace(" ", "\t"), lambda t: t.replace(":", " :"),
+         lambda t: t.replace(",", " ,"), lambda t: t.replace(".", " ."), lambda t: t.replace("?x", "?_"),
+         lambda t: t.replace("r", "rule"), lambda t: t.replace("=>", "= >"), lambda t: t.replace("@0.5", "@ .5")]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LINES), st.sampled_from(EDITS)), max_size=6))
+def test_documents_of_plain_lines(lines):
+    """Rule libraries, declarations and questions a line each, some edited out of the plain shape."""
+    text = "\n".join(edit(line) for line, edit in lines)
     got, want = quick.parse_simple(text), full_parse(text)
     if got is not None:
         assert deep(got) == deep(want), text
