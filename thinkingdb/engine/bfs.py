@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-__all__ = ["ReachMemo", "Search", "rank_array"]
+__all__ = ["ReachMemo", "Search", "edges", "rank_array", "widest"]
 
 
 def rank_array(g) -> np.ndarray | None:
@@ -59,6 +59,47 @@ def _all_one(g, r: int) -> bool:
     return v
 
 
+def edges(indexes, frontier: np.ndarray, want_u: bool, want_c: bool):
+    """Every ``(u, v, confidence)`` edge out of ``frontier`` over ``indexes`` (one relation and
+    direction each): over a memory-mapped relation gathered from its CSR arrays, else from its rows.
+    ``u`` and ``confidence`` are None unless asked for."""
+    us, vs, cs = [], [], []
+    for ix in indexes:
+        if hasattr(ix, "_ptr") and not ix._full:   # a mapped relation (not one read with a delta): its CSR arrays
+            keys, ptr, vals = ix.csr()
+            if not len(keys):
+                continue
+            i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)
+            hit = keys[i] == frontier
+            i = i[hit]
+            lo = ptr[i].astype(np.int64)
+            cnt = ptr[i + 1].astype(np.int64) - lo
+            total = int(cnt.sum())
+            if not total:
+                continue
+            at = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
+            vs.append(vals[at].astype(np.int64))
+            if want_u:
+                us.append(np.repeat(frontier[hit], cnt))
+            if want_c:
+                conf = ix._conf
+                cs.append(np.ones(total) if conf is None else np.asarray(conf)[at].astype(np.float64))
+        else:
+            get = ix.get
+            for u in frontier.tolist():
+                row = get(u)
+                if row:
+                    vs.append(np.fromiter(row, dtype=np.int64, count=len(row)))
+                    if want_u:
+                        us.append(np.full(len(row), u, dtype=np.int64))
+                    if want_c:
+                        cs.append(np.fromiter(row.values(), dtype=np.float64, count=len(row)))
+    if not vs:
+        z = np.zeros(0, np.int64)
+        return (z if want_u else None), z, (np.zeros(0) if want_c else None)
+    return (np.concatenate(us) if want_u else None), np.concatenate(vs), (np.concatenate(cs) if want_c else None)
+
+
 class Search:
     """Breadth-first search from ``src`` over the relations ``bases`` (ids), following facts from
     subject to object (``forward``) or back. ``preds=True`` records predecessors (for walks)."""
@@ -80,35 +121,8 @@ class Search:
 
     def _edges(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every ``(u, v)`` edge out of the frontier (``u`` only when predecessors are kept)."""
-        us, vs = [], []
-        want_u = self.pred is not None
-        for ix in self.indexes:
-            if hasattr(ix, "_ptr") and not ix._full:   # a mapped relation (not one read with a delta): its CSR arrays
-                keys, ptr, vals = ix.csr()
-                if not len(keys):
-                    continue
-                i = np.minimum(np.searchsorted(keys, frontier), len(keys) - 1)
-                hit = keys[i] == frontier
-                i = i[hit]
-                lo = ptr[i].astype(np.int64)
-                cnt = ptr[i + 1].astype(np.int64) - lo
-                total = int(cnt.sum())
-                if not total:
-                    continue
-                vs.append(vals[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)].astype(np.int64))
-                if want_u:
-                    us.append(np.repeat(frontier[hit], cnt))
-            else:
-                get = ix.get
-                for u in frontier.tolist():
-                    row = get(u)
-                    if row:
-                        vs.append(np.fromiter(row, dtype=np.int64, count=len(row)))
-                        if want_u:
-                            us.append(np.full(len(row), u, dtype=np.int64))
-        if not vs:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return (np.concatenate(us) if want_u else None), np.concatenate(vs)
+        u, v, _ = edges(self.indexes, frontier, self.pred is not None, False)
+        return u, v
 
     def step(self) -> np.ndarray:
         """Expand one layer; the symbols it reached for the first time (ascending ids)."""
@@ -244,3 +258,66 @@ class ReachMemo:
         if 0 <= u < self.n and self.slot[u] < 0:
             self.slot[u] = len(self.sets)
             self.sets.append(reached)
+
+
+def widest(g, bases, src: int, *, forward: bool, lo: int, deadline: float | None = None):
+    """The best walks of ``r+`` (``lo`` 1) or ``r*`` (``lo`` 0) from ``src`` over facts of any
+    confidence: ``(ends ascending, scores, timed out)``. Best as the general evaluator's best-first
+    walk (:class:`thinkingdb.engine.paths.PathWalk`) defines it — the highest product of confidences
+    (multiplied along the walk, so the same floats), then the fewest steps, then the canonically
+    smallest predecessor — found by label correcting a frontier at a time in numpy: a symbol whose
+    label improves is expanded again, until no label does. Labels only improve and every extension
+    is strictly worse (one more step, a product no higher), so the fixpoint is the one Dijkstra's
+    order gives: each label the best extension of its predecessors' final labels.
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> from thinkingdb.model import Fact
+    >>> g = FactGraph([Fact("a", "r", "b", 0.5), Fact("a", "r", "c"), Fact("c", "r", "b", 0.9), Fact("b", "r", "a")])
+    >>> ends, scores, _ = widest(g, [0], g._sym["a"], forward=True, lo=1)
+    >>> sorted((g._syms[e], s) for e, s in zip(ends.tolist(), scores.tolist()))
+    [('a', 0.9), ('b', 0.9), ('c', 1.0)]
+    """
+    n = len(g._syms)
+    indexes = [(g._out if forward else g._in)[b] for b in bases if 0 <= b < len(g._out)]
+    rank = rank_array(g)
+    score = np.full(n, -1.0)
+    hops = np.zeros(n, dtype=np.int64)
+    pred = np.full(n, -1, dtype=np.int64)
+    timed_out = False
+    if not 0 <= src < n:
+        return np.zeros(0, np.int64), np.zeros(0), False
+    # the start at zero steps is not a label (r+ needs a step; a walk back to it is one)
+    frontier, f_score, f_hops = np.array([src], np.int64), np.array([1.0]), np.array([0], np.int64)
+    while len(frontier):
+        u, v, c = edges(indexes, frontier, True, True)
+        if not len(v):
+            break
+        at = np.searchsorted(frontier, u)        # the frontier is ascending: each edge's source label
+        cs, ch = f_score[at] * c, f_hops[at] + 1
+        old = score[v]
+        maybe = (cs > old) | ((cs == old) & (ch <= hops[v]))    # (only these can improve a label)
+        u, v, cs, ch = u[maybe], v[maybe], cs[maybe], ch[maybe]
+        ru = u if rank is None else rank[u]
+        order = np.lexsort((ru, ch, -cs, v))      # per target: best score, fewest steps, smallest predecessor
+        v, cs, ch, u, ru = v[order], cs[order], ch[order], u[order], ru[order]
+        first = np.ones(len(v), dtype=bool)
+        first[1:] = v[1:] != v[:-1]
+        v, cs, ch, u, ru = v[first], cs[first], ch[first], u[first], ru[first]
+        old, oh, op = score[v], hops[v], pred[v]
+        orank = np.where(op >= 0, op if rank is None else rank[np.maximum(op, 0)], -1)
+        better = (cs > old) | ((cs == old) & ((ch < oh) | ((ch == oh) & (ru < orank))))
+        v = v[better]
+        score[v], hops[v], pred[v] = cs[better], ch[better], u[better]
+        frontier, f_score, f_hops = v, score[v], hops[v]     # v is ascending (sorted above)
+        if deadline is not None and time.perf_counter() > deadline:
+            timed_out = True
+            break
+    ends = np.flatnonzero(score >= 0)
+    scores = score[ends]
+    if lo == 0:
+        i = int(np.searchsorted(ends, src))
+        if i < len(ends) and int(ends[i]) == src:
+            scores[i] = 1.0
+        else:
+            ends, scores = np.insert(ends, i, src), np.insert(scores, i, 1.0)
+    return ends, scores, timed_out

@@ -14,8 +14,10 @@ and a path that is one relation ``R`` (maybe inverted, maybe ``+`` / ``*``) when
 
 * ``R`` is closed by the single-source transitive path (:mod:`thinkingdb.engine.reach`) and every
   step of it scores 1: the answers of ``R``, ``R+`` and ``R*`` are its reach set; or
-* no rule derives ``R``, every ``R`` fact has confidence 1 and there is no node bound: ``R+`` and
-  ``R*`` are a breadth-first search over the asserted facts.
+* no rule derives ``R`` and there is no node bound: ``R+`` and ``R*`` are a breadth-first search
+  over the asserted facts when they all score 1, else a best-walk search over their confidences
+  (:func:`thinkingdb.engine.bfs.widest`: highest product, then fewest steps, then the smallest
+  predecessor — the general evaluator's walk, found by label correcting in numpy).
 
 Anything else returns None and the general evaluator runs.
 """
@@ -243,6 +245,12 @@ def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,
         walked = True
         if search.timed_out:
             return _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, "time")
+    elif type(view) is GraphView and hi is None and limits.max_nodes is None:   # confidences below 1
+        from .bfs import widest
+        ends, scores, timed_out = widest(view.g, [r], const, forward=forward, lo=lo, deadline=deadline)
+        n = len(ends)
+        truncated = "time" if timed_out else view.truncated or _tick(n, limits, deadline)
+        return _finish(view, ids, var, pat, ends, lo, const, forward, r, True, truncated, scores)
     else:
         return None
     truncated = view.truncated
@@ -260,20 +268,35 @@ def _ones(g, r: int) -> bool:
     return _all_one(g, r)
 
 
-def _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated):
+def _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated, scores=None):
+    """The answer set: ``ends`` (ascending ids; ``scores`` beside them, None: all 1) sorted by score,
+    highest first, then canonically."""
     import numpy as np
     from .bfs import rank_array
     if lo == 0 and not _has(ends, const):
-        ends = np.sort(np.append(ends, const))
+        i = int(np.searchsorted(ends, const))
+        ends = np.insert(ends, i, const)
+        scores = None if scores is None else np.insert(scores, i, 1.0)
     rank = rank_array(view.g)
-    if rank is not None:
-        ends = ends[np.argsort(rank[ends], kind="stable")]
-    scores = np.ones(len(ends))
+    keys = ends if rank is None else rank[ends]
+    if scores is None:
+        scores = np.ones(len(ends))
+        if rank is not None:
+            ends = ends[np.argsort(keys, kind="stable")]
+    else:
+        order = np.lexsort((keys, -scores))
+        ends, scores = ends[order], scores[order]
     path = pat.path
     walks: dict = {}
+    all_one = bool(np.all(scores == 1.0))
 
     def proofs(end: int):
         a, b = (const, end) if not isinstance(pat.subject, Var) else (end, const)
+        score = 1.0
+        if not all_one:      # the answer's score, looked up when its proof is read
+            if "score" not in walks:
+                walks["score"] = dict(zip(ends.tolist(), scores.tolist()))
+            score = walks["score"][end]
         if lo == 0 and end == const:
             steps = list
         elif walked:   # the best-first walk, run once when a proof is read
@@ -281,7 +304,7 @@ def _finish(view, ids, var, pat, ends, lo, const, forward, r, walked, truncated)
         else:
             key = (const, r, end) if forward else (end, r, const)
             steps = (lambda key=key: [key])
-        return _proofs_builder(view, path, a, b, 1.0, steps, 1)
+        return _proofs_builder(view, path, a, b, score, steps, 1)
     return BulkAnswers(ids, var, ends, scores, proofs), truncated
 
 
