@@ -348,3 +348,55 @@ def test_a_row_lookup_reads_the_row_not_a_copy_of_the_keys(tmp_path):
     tracemalloc.stop()
     assert got == ({"k123457": 1.0}, {f"k{n - 1:06d}": 1.0})
     assert peak < 200_000, peak          # the keys alone are 1.2 MB as int32, 2.4 MB as int64
+
+
+def _graph_of(path, facts: dict[tuple, float]) -> FactGraph:
+    """A graph file written straight from ``facts`` (the expected graph, built without any delta)."""
+    syms = sorted({x for s, _, o in facts for x in (s, o)})
+    rels = sorted({r for _, r, _ in facts})
+    rows = sorted(facts.items())
+    col = lambda f: np.array([f(k) for k, _ in rows], dtype=np.int64)   # noqa: E731
+    gf.write_graph(str(path), gf.Stamp(1, "t", 1), syms, rels, col(lambda k: syms.index(k[0])),
+                   col(lambda k: rels.index(k[1])), col(lambda k: syms.index(k[2])),
+                   np.array([c for _, c in rows], dtype=np.float64))
+    got = gf.open_graph(str(path))
+    return FactGraph.mapped(got.arrays, got.relations, got.n_symbols, got.n_facts, str(path))
+
+
+edit = st.tuples(st.sampled_from(SYMS), st.sampled_from(RELS), st.sampled_from(SYMS),
+                 st.sampled_from(CONFS + [None]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(triple, min_size=1, max_size=12), second=st.lists(triple, max_size=6),
+       edits=st.lists(edit, max_size=12), bulk=st.sampled_from([0, 4096]))
+def test_a_restricted_graph_is_the_file_with_the_changes_laid_over(tmp_path_factory, monkeypatch, first, second,
+                                                                  edits, bulk):
+    """What a caller who may not see some facts reasons over (``graphdelta.restricted``): the store's
+    graph file and delta with the caller's differences on top, equal to a graph file written from the
+    expected facts — with the symbol and triple lookups done one by one and as whole-array searches."""
+    tmp_path = tmp_path_factory.mktemp("restricted")
+    monkeypatch.setattr(gd, "BULK_KEYS", bulk)
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    sources = {}
+    for i, triples in enumerate([first, second] if second else [first]):   # a second write: base + delta
+        write_source(tmp_path / f"s{i}.tdb", triples)
+        kb.ingest([str(tmp_path / f"s{i}.tdb")])
+        sources[i] = triples
+    want = oracle(sources)
+    changes = []
+    for s, r, o, c in edits:
+        changes.append((s, r, o, c))
+        if c is None:
+            want.pop((s, r, o), None)
+        else:
+            want[(s, r, o)] = c
+    g = gd.restricted(kb.graph, changes)
+    assert g is not None and g.is_mapped
+    assert facts_of(kb.graph) == oracle(sources)          # the store's own graph is left as it was
+    if want:
+        assert graph_view(g) == graph_view(_graph_of(tmp_path / "want.graph", want))
+    else:
+        assert len(g) == 0 and g.relations() == []
+    assert gd.restricted(FactGraph([]), changes) is None  # an in-memory graph is not laid over a file
+    kb.close()

@@ -291,7 +291,7 @@ class KnowledgeBase:
         arrays = graphdelta.load_or_build(self.store) if self.graph_file else None
         if arrays is not None:
             return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path,
-                                    overlay=arrays.overlay)
+                                    overlay=arrays.overlay, file=arrays)
         graph = FactGraph()
         graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
         return graph

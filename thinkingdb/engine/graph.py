@@ -40,7 +40,7 @@ class FactGraph:
     """
 
     __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache",
-                 "_mapped", "source")
+                 "_mapped", "source", "file", "overlay")
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
         self._sym: dict[str, int] = {}
@@ -55,11 +55,13 @@ class FactGraph:
         self._rank_cache: tuple[int, Sequence[int], Sequence[int]] | None = None
         self._mapped = False
         self.source: str | None = None   # the graph file a mapped graph reads
+        self.file: Any = None            # its GraphArrays, when a caller gave them
+        self.overlay: Any = None         # the delta read over that file (an Overlay), if any
         self.add_many(facts)
 
     @classmethod
     def mapped(cls, arrays: Mapping[str, Any], relations: Sequence[str], n_symbols: int, n_facts: int,
-               source: str = "<arrays>", overlay: Any = None) -> "FactGraph":
+               source: str = "<arrays>", overlay: Any = None, file: Any = None) -> "FactGraph":
         """A read-only graph over graph-file arrays (:class:`thinkingdb.store.graphfile.GraphArrays`
         holds them): symbols sorted, per direction CSR indexes; nothing is decoded until touched.
 
@@ -74,10 +76,14 @@ class FactGraph:
         ({'b': 1.0}, {'a': 1.0}, 1.0, 1)
 
         ``overlay`` (a :class:`thinkingdb.store.overlay.Overlay`): the file's delta, read with it;
-        ids stay ranks in the combined graph (docs/storage.md).
+        ids stay ranks in the combined graph (docs/storage.md). ``file``: the
+        :class:`~thinkingdb.store.graphfile.GraphArrays` these arrays come from, kept as ``g.file`` so a
+        restricted copy can be laid over the same file (:func:`thinkingdb.store.graphdelta.restricted`).
         """
         if overlay is not None:
-            return cls._overlaid(overlay, source)
+            g = cls._overlaid(overlay, source)
+            g.file, g.overlay = file, overlay
+            return g
         from .mapped import RelationIndex, SymbolIndex, SymbolTable, column
         g = cls()
         g._syms = SymbolTable(arrays, n_symbols)
@@ -91,7 +97,7 @@ class FactGraph:
             g._in[rid] = RelationIndex(arrays, "in", rid, n_symbols, source, g._in, rid)
         g._count = n_facts
         g._rel_sizes = [int(x) for x in column(arrays, "rel_sizes")]
-        g._mapped, g.source = True, source
+        g._mapped, g.source, g.file, g.overlay = True, source, file, None
         # ids are ranks: symbols and relations are stored sorted
         g._rank_cache = (n_symbols + (len(g._rels) << 40), range(n_symbols), range(len(g._rels)))
         return g
@@ -111,7 +117,7 @@ class FactGraph:
             g._in[rid] = OverlayRelationIndex(ov, "in", e, g._in, rid)
         g._count = ov.n_facts
         g._rel_sizes = list(ov.rel_sizes)
-        g._mapped, g.source = True, source
+        g._mapped, g.source, g.file, g.overlay = True, source, None, ov
         g._rank_cache = (ov.n + (len(g._rels) << 40), range(ov.n), range(len(g._rels)))
         return g
 
@@ -126,7 +132,7 @@ class FactGraph:
         self._sym = {k: i for i, k in enumerate(self._syms)}
         self._out = [dict(ix.items()) for ix in self._out]
         self._in = _ByObject(self._out, [dict(ix.items()) for ix in self._in])
-        self._mapped = False
+        self._mapped, self.file, self.overlay = False, None, None
 
     def key_rank(self, key: str) -> float:
         """Where ``key`` sorts among the graph's symbols: its rank if present, else a half-step
@@ -238,7 +244,7 @@ class FactGraph:
         g._out = [dict(d) for d in self._out]
         g._in = _ByObject(g._out, [dict(d) for d in self._in])   # (reading builds every by-object index)
         g._count, g._rel_sizes = self._count, list(self._rel_sizes)
-        g.version, g._rank_cache, g._mapped, g.source = self.version + 1, None, False, None
+        g.version, g._rank_cache, g._mapped, g.source, g.file, g.overlay = self.version + 1, None, False, None, None, None
         own: set[tuple[int, int, int]] = set()   # (direction, relation, key) rows copied already
 
         def row(d: int, r: int, k: int, make: bool) -> dict | None:

@@ -9,8 +9,10 @@ provenance changed, and the symbols whose labels may have changed. From those:
 - the fact graph is the graph file with its delta (opened, not rebuilt);
 - units, the access table, who asserted what (:class:`~thinkingdb.retrieval.lanes.FactAccess`), the
   topic index and labels are copied from the old lanes and changed where the changes say;
-- a caller view's fact graph is the old one patched (:meth:`FactGraph.patched`), its symbol
-  matcher too (:meth:`SymbolMatcher.patched`);
+- a caller view's fact graph is the old one patched: an in-memory graph with
+  :meth:`FactGraph.patched`, a restricted graph-file graph by laying the write's changes over its
+  overlay (:func:`thinkingdb.store.graphdelta.restricted`); its symbol matcher too
+  (:meth:`SymbolMatcher.patched`);
 - BM25 view indexes and the HDC index are reused as they are when no unit changed, else forked and
   the changed units removed and added (no other unit is tokenized or encoded again);
 - rules and declarations are read again (small tables).
@@ -245,6 +247,11 @@ def _carry_view(old, new, ov: View, nv: View, okey: str, nkey: str, ch: Changes,
                     ng = full
             elif not og.is_mapped:
                 ng = og.patched({t: c for t, c in want.items() if og.confidence(t) != c})
+            elif og.file is not None and full.file is not None and og.file.stamp == full.file.stamp:
+                # the caller's differences laid over the same base file: the write's changes on top
+                from ..store.graphdelta import restricted
+                ng = restricted(og, [(t.subject, t.relation, t.object, c) for t, c in want.items()
+                                     if og.confidence(t) != c], base=full.file)
         if ng is not None:
             new._graphs.get_or(nkey, lambda: ng)
             _carry_matcher(old, new, ov, nv, okey, nkey, og, ng, ch, ends)

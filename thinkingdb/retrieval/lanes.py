@@ -430,6 +430,10 @@ class Lanes:
                     changes[t] = c
         if not changes:
             return full
+        from ..store.graphdelta import restricted
+        g = restricted(full, [(t.subject, t.relation, t.object, c) for t, c in changes.items()])
+        if g is not None:      # the graph file with this caller's differences laid over it
+            return g
         g = FactGraph()
         g.add_many(f if f.triple not in changes else Fact(f.subject, f.relation, f.object, changes[f.triple])
                    for f in full.facts() if changes.get(f.triple, f.confidence) is not None)

@@ -32,9 +32,10 @@ if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written
     from .overlay import Overlay
 
 __all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect", "advance", "open_current",
-           "merge_limit", "load_or_build", "build_graph"]
+           "merge_limit", "load_or_build", "build_graph", "restricted"]
 
 MAX_DELTA = 65536          # entries a delta may hold before it is merged into the base
+BULK_KEYS = 4096           # more changes (or symbols) than this: looked up with whole-array searches
 DELTA_MAGIC = b"TDBDELTA"
 _TRIGGERS = {
     "tdb_fact_ins": "AFTER INSERT ON main.facts BEGIN INSERT INTO tdb_changed VALUES (new.id); END",
@@ -136,6 +137,27 @@ def load_or_build(store) -> GraphArrays | None:
     None when it cannot be written."""
     got = open_current(store.path, store_stamp(store))
     return got if got is not None else build_graph(store)
+
+
+def restricted(graph, changes: list[Change], base: GraphArrays | None = None):
+    """``graph`` (read from a graph file: ``graph.file`` is set) with ``changes`` laid over it, as a new
+    read-only graph over the same memory-mapped file; nothing is written. A caller who may not see some
+    facts gets their graph this way, and a restricted graph takes a write's changes the same way: the
+    cost follows the facts that differ, not the store. ``base``: the same file opened again (a newer
+    snapshot's), read instead of ``graph.file``. None when ``graph`` does not read a file (the caller
+    then patches or builds it in memory).
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> restricted(FactGraph(), []) is None
+    True
+    """
+    base = base or getattr(graph, "file", None)
+    if base is None or not graph.is_mapped:
+        return None
+    from .overlay import Overlay
+    header, arrays = compose(base, graph.overlay, changes)
+    return type(graph).mapped(base.arrays, base.relations, base.n_symbols, base.n_facts, base.path,
+                              overlay=Overlay(base, header, arrays), file=base)
 
 
 def build_graph(store, path: str | None = None) -> GraphArrays | None:
@@ -260,7 +282,12 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         p = probe.base_insertion_point(k)
         return p if p < nb and probe.base_key(p) == k else None
 
-    sym_ids = {k: base_id(k) for k in {x for s, _, o, _ in changes for x in (s, o)}}
+    keys = {x for s, _, o, _ in changes for x in (s, o)}
+    if len(keys) > BULK_KEYS:    # many symbols: decode the base's keys once instead of a search each
+        every = {k: i for i, k in enumerate(base.symbols())}
+        sym_ids = {k: every.get(k) for k in keys}
+    else:
+        sym_ids = {k: base_id(k) for k in keys}
     new_keys = sorted(set(old_new) | {k for k, b in sym_ids.items() if b is None})
     new_rels = sorted(set(old_rels) | {r for _, r, _, _ in changes if r not in base_rel})
     nbx = nb + len(new_keys)
@@ -276,15 +303,17 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
              zip(rel_map[oe], sym_map[ox], sym_map[oth], oc, oin)}
     else:
         E = {}
-    for s, r, o, c in changes:
-        key = (rel_ids[r], ext_sym(s), ext_sym(o))
+    ckeys = [(rel_ids[r], ext_sym(s), ext_sym(o)) for s, r, o, _ in changes]
+    if len(changes) > BULK_KEYS:
+        found = _base_confs(base, nb, nbr, *(np.array([k[i] for k in ckeys], dtype=np.int64) for i in range(3)))
+        base_conf = dict(zip(ckeys, (None if x != x else x for x in found.tolist())))
+    else:
+        base_conf = {k: (_base_conf(base, *k) if k[0] < nbr and k[1] < nb and k[2] < nb else None) for k in ckeys}
+    for key, (_, _, _, c) in zip(ckeys, changes):
         prior = E.get(key)
-        if prior is not None:
-            inbase = prior[1]
-        else:
-            inbase = key[0] < nbr and key[1] < nb and key[2] < nb and _base_conf(base, *key) is not None
+        bc = base_conf[key]
+        inbase = prior[1] if prior is not None else bc is not None
         if inbase:
-            bc = _base_conf(base, *key)
             if c is not None and c == bc:
                 E.pop(key, None)
                 continue
@@ -344,6 +373,27 @@ def _empty() -> dict:
     z = np.zeros(0, dtype=np.int64)
     return {"new_sym_off": np.zeros(1, np.int64), "new_sym_blob": np.zeros(0, np.uint8), "new_sym_ins": z,
             "removed_syms": z, "e_s": z, "e_r": z, "e_o": z, "e_conf": np.zeros(0), "e_inbase": np.zeros(0, np.uint8)}
+
+
+def _base_confs(base: GraphArrays, nb: int, nbr: int, r: np.ndarray, s: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """The base file's confidence of each triple ``(r[i], s[i], o[i])`` (extended ids), NaN where the
+    base lacks it: one sorted code array per relation touched, searched for all its triples at once."""
+    import numpy as np
+    a = base.arrays
+    out = np.full(len(r), np.nan)
+    conf = a.get("out_conf")
+    inb = (r < nbr) & (s < nb) & (o < nb)
+    for e in np.unique(r[inb]).tolist():
+        lo, hi = int(a["out_rel"][e]), int(a["out_rel"][e + 1])
+        ptr = a["out_ptr"][lo:hi + 1]
+        p0, p1 = int(ptr[0]), int(ptr[-1])
+        code = np.repeat(a["out_keys"][lo:hi].astype(np.int64), np.diff(ptr)) * nb + a["out_vals"][p0:p1]
+        sel = np.flatnonzero(inb & (r == e))
+        want = s[sel] * nb + o[sel]
+        pos = np.minimum(np.searchsorted(code, want), max(len(code) - 1, 0))
+        hit = code[pos] == want if len(code) else np.zeros(len(sel), dtype=bool)
+        out[sel[hit]] = 1.0 if conf is None else conf[p0 + pos[hit]]
+    return out
 
 
 def _base_conf(base: GraphArrays, r: int, s: int, o: int) -> float | None:
