@@ -212,10 +212,11 @@ def test_columns_and_rows_of_the_rdf_reader_are_the_same_rows_in_the_same_order(
     pytest.importorskip("pyoxigraph")
     from thinkingdb.normalize import Vocabulary
     from thinkingdb.store.rdf import read_rdf
+    from thinkingdb.store.records import Interner
     nt = tmp_path / "g.nt"
     _ntriples(nt, 3000, 4)
     _same_blank_nodes(monkeypatch)
     rows = [r for b in read_rdf(str(nt), "g.nt", Vocabulary()) for r in b.rows]
-    batches = list(read_rdf(str(nt), "g.nt", Vocabulary(), columnar=True))
+    batches = list(read_rdf(str(nt), "g.nt", Vocabulary(), ids=Interner()))
     assert any(b.columns for b in batches) and all(not b.columns for b in read_rdf(str(nt), "g.nt", Vocabulary()))
     assert [r for b in batches for r in b.all_rows()] == rows

@@ -14,10 +14,11 @@ A store with facts takes :meth:`Store.add_fact_rows` per batch, as before.
 
 from __future__ import annotations
 
-from itertools import count, repeat
+from itertools import repeat
 from typing import Sequence
 
 from .graphfile import fact_arrays
+from .records import Interner
 from .sqlite import PROVENANCE_INDEXES, FactRow, Store
 
 BULK_MIN = 20_000
@@ -26,7 +27,8 @@ _SLICE = 1 << 16   # facts per executemany of the bulk load
 
 
 class FactWriter:
-    """Writes the fact rows of one transaction to ``store`` (see the module docstring).
+    """Writes the fact rows of one transaction to ``store`` (see the module docstring). While it takes
+    the bulk path, :attr:`ids` numbers the keys; a reader may hand it rows as columns of those ids.
 
     >>> import tempfile, os
     >>> from thinkingdb.model import Triple
@@ -46,19 +48,19 @@ class FactWriter:
     def __init__(self, store: Store):
         self.store = store
         self.bulk = store.conn.execute("SELECT 1 FROM facts LIMIT 1").fetchone() is None
-        self.symbols: dict[str, int] = {}
-        self.relations: dict[str, int] = {}
+        self.ids = Interner()
         self.chunks: list[tuple] = []   # (origin, s ids, r ids, o ids, confidences, lines, units, details)
-        self.count = count()
         self.rows = 0
 
-    def add(self, origin: int, rows: Sequence[FactRow], columns: Sequence[tuple] = ()) -> int:
+    def add(self, origin: int, rows: Sequence[FactRow], columns: Sequence[tuple] = (),
+            ids: Interner | None = None) -> int:
         """Write (or keep for the bulk load) ``rows`` of one source, and the rows kept as ``columns``
-        (:attr:`~thinkingdb.store.records.Batch.columns`, each standing before ``rows[at]``); returns how many."""
+        (:attr:`~thinkingdb.store.records.Batch.columns`, each standing before ``rows[at]``, of the
+        numbers of ``ids``); returns how many."""
+        if columns and (not self.bulk or ids is not self.ids):
+            from .records import Batch
+            rows, columns = Batch("", rows=list(rows), columns=list(columns), ids=ids).all_rows(), ()
         if not self.bulk:
-            if columns:
-                from .records import Batch
-                rows = Batch("", rows=list(rows), columns=list(columns)).all_rows()
             return self.store.add_fact_rows(origin, rows) if rows else 0
         if not rows and not columns:
             return 0
@@ -77,26 +79,21 @@ class FactWriter:
         import numpy as np
         S, R, O, C, L, U, D = zip(*rows)
         m = len(rows)
-        # setdefault with a running count: a new text gets the next number (numbers skip, never repeat)
-        sym, rel, count = self.symbols.setdefault, self.relations.setdefault, self.count
-        self.chunks.append((origin, np.fromiter(map(sym, S, count), np.int64, m),
-                            np.fromiter(map(rel, R, count), np.int64, m), np.fromiter(map(sym, O, count), np.int64, m),
+        ids = self.ids
+        self.chunks.append((origin, ids.symbol_ids(S), ids.relation_ids(R), ids.symbol_ids(O),
                             np.array(C, dtype=np.float64), np.array(L, dtype=np.int64),
                             U if any(u is not None for u in U) else None,
                             D if any(d is not None for d in D) else None))
         self.rows += m
         return m
 
-    def _keep_columns(self, origin: int, S: Sequence[str], R: Sequence[str], O: Sequence[str], lines) -> int:
-        """Rows of confidence 1, no unit and no detail, given as columns."""
+    def _keep_columns(self, origin: int, S, R, O, lines) -> int:
+        """Rows of confidence 1, no unit and no detail, given as id columns (arrays of :attr:`ids` numbers)."""
         import numpy as np
         m = len(S)
         if not m:
             return 0
-        sym, rel, count = self.symbols.setdefault, self.relations.setdefault, self.count
-        self.chunks.append((origin, np.fromiter(map(sym, S, count), np.int64, m),
-                            np.fromiter(map(rel, R, count), np.int64, m), np.fromiter(map(sym, O, count), np.int64, m),
-                            np.ones(m, dtype=np.float64), np.asarray(lines, dtype=np.int64), None, None))
+        self.chunks.append((origin, S, R, O, np.ones(m, dtype=np.float64), lines, None, None))
         self.rows += m
         return m
 
@@ -107,7 +104,7 @@ class FactWriter:
         self.bulk = False
         if self.rows:
             self._load()
-        self.symbols, self.relations, self.chunks, self.count = {}, {}, [], count()
+        self.ids, self.chunks = Interner(), []
 
     def _load(self) -> None:
         import numpy as np
@@ -115,11 +112,13 @@ class FactWriter:
         chunks = self.chunks
         s, r, o = (np.concatenate([ch[i] for ch in chunks]) for i in (1, 2, 3))
         conf, lines = np.concatenate([ch[4] for ch in chunks]), np.concatenate([ch[5] for ch in chunks])
-        names = sorted(self.symbols)
-        rels = sorted(self.relations)
-        rank = np.zeros(next(self.count), dtype=np.int64)   # symbols and relations never share a number
-        _rank(rank, self.symbols, names)
-        _rank(rank, self.relations, rels)
+        ids = self.ids
+        used = np.zeros(len(ids.texts), dtype=bool)   # a reader may have numbered a key no row kept uses
+        used[s], used[r], used[o] = True, True, True
+        names, rels = _used(ids.symbols, ids.texts, used), _used(ids.relations, ids.texts, used)
+        rank = np.zeros(len(ids.texts), dtype=np.int64)   # symbols and relations never share a number
+        _rank(rank, ids.symbols, names)
+        _rank(rank, ids.relations, rels)
         s, r, o = rank[s], rank[r], rank[o]
         del rank
         order = np.lexsort((o, r, s))           # key order: the ids are ranks of the sorted texts
@@ -190,6 +189,13 @@ def _in_thread(fn, *args):
         t.join()
         return out[0] if out else None
     return result
+
+
+def _used(table: dict[str, int], texts: list[str], used) -> list[str]:
+    """The sorted texts of ``table`` whose ids are marked in ``used``."""
+    import numpy as np
+    numbers = np.fromiter(table.values(), np.int64, len(table))
+    return sorted(map(texts.__getitem__, numbers[used[numbers]].tolist()))
 
 
 def _rank(rank, ids: dict[str, int], names: list[str]) -> None:

@@ -25,7 +25,7 @@ from ..progress import Progress
 from .bulk import FactWriter
 from .jsonl import parse_unit, read_jsonl
 from .markdown import read_markdown, read_text
-from .records import MAX_DIAGNOSTICS, Batch, Reader, ReadOptions, Reject, _reject
+from .records import MAX_DIAGNOSTICS, Batch, Interner, Reader, ReadOptions, Reject, _reject
 from .sqlite import Store, StoreCreatedElsewhere
 from .tdbfile import read_tdb
 from .tsv import read_tsv
@@ -33,11 +33,11 @@ from .stdin import STDIN, sniff, spool_stdin  # noqa: F401
 
 
 def read_rdf(path: str, source: str, vocab: Vocabulary, options: ReadOptions | None = None, *,
-             columnar: bool = False) -> Iterator[Batch]:
+             ids: Interner | None = None) -> Iterator[Batch]:
     """N-Triples, Turtle, N-Quads, TriG or JSON-LD through pyoxigraph (see :mod:`thinkingdb.store.rdf`);
-    ``columnar``: plain IRI lines may come as :attr:`Batch.columns` (only the ingest's writer asks)."""
+    ``ids``: plain IRI lines come as :attr:`Batch.columns` of these ids (only the ingest's bulk writer asks)."""
     from .rdf import read_rdf as reader
-    return reader(path, source, vocab, literals=(options or ReadOptions()).literals, columnar=columnar)
+    return reader(path, source, vocab, literals=(options or ReadOptions()).literals, ids=ids)
 
 
 def _parquet_folder(path: str) -> bool:
@@ -184,8 +184,8 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
             records = 0
             read = reader_for(path, options)
-            if getattr(read, "func", read) is read_rdf:   # the writer takes plain IRI lines as columns
-                read = functools.partial(read, columnar=True)
+            if getattr(read, "func", read) is read_rdf and writer.bulk:   # plain IRI lines as columns of
+                read = functools.partial(read, ids=writer.ids)                 # the bulk writer's ids
             for batch in read(path, source, vocab):
                 _check_units(store, batch)
                 rejects.extend(batch.rejects)
@@ -240,7 +240,7 @@ def _write(store: Store, writer: FactWriter, origin: int, batch: Batch, totals: 
         store.add_units(batch.units, src)
         totals["units"] += len(batch.units)
     if batch.rows or batch.columns:
-        totals["facts"] += writer.add(origin, batch.rows, batch.columns)
+        totals["facts"] += writer.add(origin, batch.rows, batch.columns, batch.ids)
     if batch.rules:
         store.add_rules((r, src, line) for r, line in batch.rules)
         totals["rules"] += len(batch.rules)

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import secrets
-from itertools import compress, repeat
 from typing import Iterator
 from urllib.parse import unquote
 
@@ -34,7 +33,8 @@ from ..errors import Diagnostic, IngestError
 from ..model import Declaration
 from ..normalize import _IRI, _QUOTES, Vocabulary
 from .rdfwrite import CONFIDENCE, OWL, RDF, RDFS, RELATION_NS, SYMBOL_NS, XSD
-from .records import CHUNK, MAX_DIAGNOSTICS, Batch, _reject as reject
+from .ntlines import block_reader
+from .records import CHUNK, MAX_DIAGNOSTICS, Batch, Interner, _reject as reject
 
 LABELS = (RDFS + "label", "http://www.w3.org/2004/02/skos/core#prefLabel")
 _REIFY = {RDF + "subject": 0, RDF + "predicate": 1, RDF + "object": 2}
@@ -148,91 +148,6 @@ class _Reader:
             batch.rows.append((ko, rel, ks, 1.0, line, None, None) if flip else (ks, rel, ko, 1.0, line, None, None))
         return one
 
-    def simple(self, ox, current: list[Batch], columnar: bool = False):
-        """The handler of a block of whole lines for :func:`_line_quads`: ``current[0]`` is the batch to fill.
-
-        It takes the block's bytes and its first line number, adds a row for every line of three IRIs
-        it can key, and returns ``(line number, text)`` of the other statement lines (for pyoxigraph),
-        or None, changing nothing, when the block is not UTF-8. Lines written exactly ``<s> <p> <o> .``
-        are found and split with array operations over the whole block (:func:`_plain_lines`); the
-        others go through :data:`_SIMPLE_LINES`. With ``columnar``, the rows of a block whose every IRI
-        and predicate could be keyed are kept as :attr:`Batch.columns` instead of row tuples."""
-        check, special, skeys, named, relation = ox.NamedNode, _SPECIAL, self.skeys, self.named, self.relation
-
-        def key(iri: str) -> str | None:
-            try:
-                check(iri)  # the same IRI rules as the parser
-            except ValueError:
-                return None
-            return named(iri)
-
-        plain: dict[str, str] = {}   # predicates seen that are not special: their relation
-        flipped: set[str] = set()    # those of them stored reversed (an inverse was declared)
-
-        def keyed(S: list[str], P: list[str], O: list[str], idx, text_of) -> list[tuple[int, str]]:
-            """Rows of the triples of lines ``idx``; the lines that cannot be keyed here are returned."""
-            if not idx:
-                return []
-            KS, KO, RL = list(map(skeys.get, S)), list(map(skeys.get, O)), list(map(plain.get, P))
-            if None in KS or None in KO or None in RL:          # first sight of an IRI or a predicate
-                for j in range(len(idx)):
-                    if KS[j] is None:
-                        KS[j] = key(S[j])
-                    if KO[j] is None:
-                        KO[j] = key(O[j])
-                    if RL[j] is None and P[j] not in special and key(P[j]) is not None:
-                        RL[j], flip = relation(P[j])
-                        plain[P[j]] = RL[j]
-                        if flip:
-                            flipped.add(P[j])
-            batch = current[0]
-            rows = batch.rows
-            known = not (None in KS or None in KO or None in RL)
-            flips = list(map(flipped.__contains__, P)) if flipped else None
-            if flips is not None and not any(flips):
-                flips = None
-            if columnar and known:
-                if flips is not None:   # a predicate declared an inverse: its lines are stored reversed
-                    KS, KO = [o if f else s for s, o, f in zip(KS, KO, flips)], \
-                        [s if f else o for s, o, f in zip(KS, KO, flips)]
-                batch.columns.append((len(rows), KS, RL, KO, idx))
-                return []
-            if not known or flips is not None:
-                slow = []
-                for j, (i, ks, rel, ko) in enumerate(zip(idx, KS, RL, KO)):
-                    if ks is None or ko is None or rel is None:
-                        slow.append((i, text_of(j)))
-                    else:
-                        rows.append((ko, rel, ks, 1.0, i, None, None) if flips is not None and flips[j] else
-                                    (ks, rel, ko, 1.0, i, None, None))
-                return slow
-            rows.extend(zip(KS, RL, KO, repeat(1.0), idx, repeat(None), repeat(None)))
-            return []
-
-        def block(data: bytes, first: int) -> list[tuple[int, str]] | None:
-            if not data.endswith(b"\n"):
-                data += b"\n"
-            split = _plain_lines(data)
-            if split is None:
-                return None
-            (flat, plain_idx), (rest, rest_idx) = split
-            slow = keyed(flat[0::3], flat[1::3], flat[2::3], [first + i for i in plain_idx],
-                         lambda j: "<" + "> <".join(flat[3 * j:3 * j + 3]) + "> .")
-            if rest_idx:
-                found = _SIMPLE_LINES.findall(rest)[:len(rest_idx)]
-                texts = rest.split("\n")
-                S, P, O, X = zip(*found)
-                lines = [first + i for i in rest_idx]
-                where = list(compress(range(len(lines)), S))   # the lines of three IRIs
-                idx = [lines[j] for j in where]
-                slow += keyed(list(compress(S, S)), list(compress(P, S)), list(compress(O, S)), idx,
-                              lambda j: texts[where[j]])
-                slow += [(i, x) for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and
-                         x.lstrip()[0] != "#"]
-                slow.sort()
-            return slow
-        return block
-
     def named(self, value: str) -> str:
         """The key of an IRI (memoized; the memo is cleared when it grows past 2**18 entries)."""
         if len(self.skeys) > 1 << 18:
@@ -343,84 +258,6 @@ def _blocks(fh) -> Iterator[bytes]:
             yield data[:cut]
 
 
-_IRIREF = r'<([^\x00-\x20<>"{}|^`\\]+)>'
-_SIMPLE_LINES = re.compile(r"(?m)^" + _IRIREF + r"[ \t]+" + _IRIREF + r"[ \t]+" + _IRIREF
-                           + r"[ \t]*\.[ \t]*(?:#.*)?\r?$|^(.*)$")
-"""Every line of a block: ``(s, p, o, "")`` for an N-Triples line of three IRIs without escapes (read
-without building pyoxigraph objects; each distinct IRI is still checked by pyoxigraph once), else
-``("", "", "", line)``."""
-
-
-_WEIGHTS = None
-_PLAIN = 3 + (3 << 16) + (3 << 32)   # a line of exactly three '<', three '>', three spaces, nothing forbidden
-
-
-def _plain_lines(data: bytes):
-    """The lines of ``data`` (whole lines, ending with a newline) written exactly ``<s> <p> <o> .``, split
-    with array operations: ``((flat, plain), (rest, others))``: ``flat`` the three IRIs of each such
-    line in turn, ``plain`` their line indexes (0-based in the block), ``rest`` the text of the other
-    lines joined by newlines and ``others`` their indexes. None when the block is not UTF-8.
-
-    A line is plain when it starts with ``<``, ends with ``> .``, holds exactly three ``<``, three ``>``
-    and three spaces and no other whitespace, control character or ``"{}|^`\\`` (IRIs with escapes and
-    literals are left to the parser). Such a line splits at ``> <`` into exactly three IRIs holding none
-    of ``<``, ``>`` and space, exactly when it holds ``> <`` twice: the count of the pieces checks it.
-
-    >>> _plain_lines(b'<a> <b> <c> .\\n_:x <b> "y" .\\n<d> <b> <e:f> .\\n')
-    ((['a', 'b', 'c', 'd', 'b', 'e:f'], [0, 2]), ('_:x <b> "y" .', [1]))
-    >>> _plain_lines(b'<a> .<b> <c> .\\n')   # three '<', '>' and spaces, but one '> <'
-    (([], []), ('<a> .<b> <c> .', [0]))
-    """
-    import numpy as np
-    global _WEIGHTS
-    if _WEIGHTS is None:
-        w = np.zeros(256, np.int64)
-        w[:33] = 1 << 48          # control characters and whitespace other than a space
-        w[ord(" ")] = 1 << 32
-        w[ord("<")], w[ord(">")] = 1, 1 << 16
-        for ch in b'"{}|^`\\':
-            w[ch] = 1 << 48
-        w[ord("\n")] = 0         # never inside a line
-        _WEIGHTS = w
-    arr = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(arr == 10)
-    starts = np.empty_like(ends)
-    starts[:1] = 0
-    starts[1:] = ends[:-1] + 1
-    length = ends - starts
-    cum = np.zeros(len(arr) + 1, np.int64)
-    np.cumsum(_WEIGHTS[arr], out=cum[1:])
-    sel = np.flatnonzero((length >= 10) & (length < 1 << 16))   # short enough for the counts not to carry
-    s, e = starts[sel], ends[sel]
-    sel = sel[(arr[s] == 60) & (arr[e - 1] == 46) & (arr[e - 2] == 32) & (arr[e - 3] == 62)
-              & (cum[e] - cum[s] == _PLAIN)]
-    flat: list[str] = []
-    if len(sel):
-        keep = np.zeros(len(ends), dtype=bool)
-        keep[sel] = True
-        mask = np.repeat(keep, length + 1)
-        try:
-            text = arr[mask].tobytes().decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        flat = text[1:-4].replace("> .\n<", "> <").split("> <")
-        if len(flat) != 3 * len(sel):   # some line holds '> <' less than twice: leave them all to the rest
-            flat, sel = [], sel[:0]
-            keep[:] = False
-    if len(sel) == len(ends):
-        return (flat, sel.tolist()), ("", [])
-    if not len(sel):
-        try:
-            return ([], []), (data[:-1].decode("utf-8"), list(range(len(ends))))
-        except UnicodeDecodeError:
-            return None
-    try:
-        rest = arr[~mask].tobytes()[:-1].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return (flat, sel.tolist()), (rest, np.flatnonzero(~keep).tolist())
-
-
 def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object, int, object, int]]:
     """``(quad, line, None, bytes)`` per statement of an N-Triples/N-Quads stream, or
     ``(None, line, reject, bytes)`` for a bad line; reading goes on with the next line.
@@ -517,12 +354,13 @@ def _mentions(path: str, needle: bytes) -> bool:
 
 
 def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symbols",
-             columnar: bool = False) -> Iterator[Batch]:
+             ids: Interner | None = None) -> Iterator[Batch]:
     """An RDF file (by extension, see :data:`FORMATS`) as batches of facts, labels and declarations.
 
     ``literals``: ``"symbols"`` (a literal object becomes a symbol) or ``"skip"`` (skipped, counted).
-    ``columnar``: N-Triples and N-Quads lines of three IRIs may come as :attr:`Batch.columns` (the
-    ingest's fact writer takes them without a tuple per row); otherwise every row is in ``rows``.
+    ``ids``: N-Triples and N-Quads lines of three IRIs come as :attr:`Batch.columns` of these ids (the
+    ingest's bulk fact writer passes its own, :mod:`thinkingdb.store.ntlines`); without, every row is
+    in ``rows``.
     """
     ox = _oxigraph(source)
     ext = os.path.splitext(path)[1].lower()
@@ -539,20 +377,21 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symb
         return
     if _mentions(path, b"inverseOf"):
         _inverse_declarations(ox, fmt, line_based, path, reader)
-    batch = Batch(source)
+    columnar, ids = ids is not None, ids or Interner()
+    batch = Batch(source, ids=ids)
     current = [batch]
     any_statement = False
     one = reader.fast(ox)
     with open(path, "rb") as fh:
-        quads = _line_quads(ox, fmt, fh, source, reader.simple(ox, current, columnar)) if line_based else \
-            _stream_quads(ox, fmt, fh, source)
+        quads = _line_quads(ox, fmt, fh, source, block_reader(reader, ox, current, ids, _SPECIAL)) \
+            if line_based else _stream_quads(ox, fmt, fh, source)
         for q, line, bad, size in quads:
             batch.size += size
             if q is None and bad is None:  # progress after a block read on the simple path
                 any_statement = any_statement or bool(batch.rows) or bool(batch.columns)
                 if batch.fact_count >= CHUNK:
-                    yield batch
-                    batch = current[0] = Batch(source)
+                    yield batch if columnar else _as_rows(batch)
+                    batch = current[0] = Batch(source, ids=ids)
                 continue
             if bad is not None:
                 batch.rejects.append(bad)
@@ -562,10 +401,15 @@ def read_rdf(path: str, source: str, vocab: Vocabulary, *, literals: str = "symb
             any_statement = True
             one(q, batch, line)
             if len(batch.rows) >= CHUNK:
-                yield batch
-                batch = current[0] = Batch(source)
+                yield batch if columnar else _as_rows(batch)
+                batch = current[0] = Batch(source, ids=ids)
     reader.finish(batch)
     if not any_statement and not batch.rejects:
         batch.rejects.append(reject(source, 1, 1, "the file holds no RDF statements", ""))
     batch.notes = dict(reader.counts)
-    yield batch
+    yield batch if columnar else _as_rows(batch)
+
+
+def _as_rows(batch: Batch) -> Batch:
+    batch.rows, batch.columns = batch.all_rows(), []
+    return batch

@@ -11,7 +11,7 @@ import datetime as _dt
 import json
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from ..errors import Diagnostic, ValidationError
 from ..model import Declaration, Fact, Rule
@@ -49,20 +49,22 @@ class Batch:
     size: int = 0  # bytes consumed, for the progress bar
     notes: dict[str, int] = field(default_factory=dict)  # counted things the reader did not store as given
     columns: list[tuple] = field(default_factory=list)
-    """Rows kept as columns (only readers asked to, see :mod:`thinkingdb.store.rdf`): ``(at, subjects,
-    relations, objects, lines)``, rows of confidence 1 without unit or detail that stand before
-    ``rows[at]``; :meth:`all_rows` gives every row in order."""
+    """Rows kept as columns (only the RDF reader makes them, see :mod:`thinkingdb.store.ntlines`): ``(at,
+    subjects, relations, objects, lines)``, numpy arrays of the ids of :attr:`ids`, rows of confidence 1
+    without unit or detail that stand before ``rows[at]``; :meth:`all_rows` gives every row in order."""
+    ids: "Interner | None" = None
 
     def all_rows(self) -> list[tuple]:
         """``rows`` with the :attr:`columns` rows put in their places."""
         if not self.columns:
             return self.rows
         out, pos = [], 0
+        text = self.ids.texts.__getitem__
         for at, s, r, o, lines in self.columns:
             out += self.rows[pos:at]
             pos = at
-            out += zip(s, r, o, repeat(1.0), lines.tolist() if hasattr(lines, "tolist") else lines,
-                       repeat(None), repeat(None))
+            out += zip(map(text, s.tolist()), map(text, r.tolist()), map(text, o.tolist()), repeat(1.0),
+                       lines.tolist(), repeat(None), repeat(None))
         return out + self.rows[pos:]
 
     @property
@@ -84,6 +86,52 @@ class Batch:
     def records(self) -> int:
         return (self.fact_count + len(self.units) + len(self.rules) + len(self.declarations) + len(self.aliases)
                 + len(self.unit_rules))
+
+
+class Interner:
+    """Integer ids of symbol and relation keys, numbered in first-seen order (one numbering for both:
+    a text that is a symbol and a relation has two ids); ``texts[id]`` is the key of an id.
+
+    >>> ids = Interner()
+    >>> ids.symbol("a"), ids.relation("a"), ids.symbol("b"), ids.symbol("a"), ids.texts
+    (0, 1, 2, 0, ['a', 'a', 'b'])
+    >>> ids.symbol_ids(["b", "c", "c"]).tolist(), ids.texts[3]
+    ([2, 3, 3], 'c')
+    """
+
+    def __init__(self) -> None:
+        self.symbols: dict[str, int] = {}
+        self.relations: dict[str, int] = {}
+        self.texts: list[str] = []
+
+    def _new(self, table: dict[str, int], key: str) -> int:
+        i = table.get(key)
+        if i is None:
+            i = table[key] = len(self.texts)
+            self.texts.append(key)
+        return i
+
+    def symbol(self, key: str) -> int:
+        return self._new(self.symbols, key)
+
+    def relation(self, key: str) -> int:
+        return self._new(self.relations, key)
+
+    def symbol_ids(self, keys: Sequence[str]):
+        """The ids of ``keys`` as a numpy array (one dictionary look-up each; new keys numbered)."""
+        return self._ids(self.symbols, keys)
+
+    def relation_ids(self, keys: Sequence[str]):
+        return self._ids(self.relations, keys)
+
+    def _ids(self, table: dict[str, int], keys: Sequence[str]):
+        import numpy as np
+        out = np.fromiter(map(table.get, keys, repeat(-1)), np.int64, len(keys))
+        miss = np.flatnonzero(out < 0)
+        if len(miss):
+            new = self._new
+            out[miss] = [new(table, keys[j]) for j in miss.tolist()]
+        return out
 
 
 Reader = Callable[[str, str, Vocabulary], Iterator[Batch]]
