@@ -419,3 +419,33 @@ def test_a_write_by_another_process_is_served_after_the_next_poll(tmp_path):
         assert service.refreshes == {"incremental": 1, "full": 0}   # derived from the old snapshot, not read whole
     finally:
         service.close()
+
+
+def test_warm_builds_the_views_of_every_active_key_before_the_first_request(tmp_path, monkeypatch):
+    """``serve --warm PROFILE``: anonymous callers and the caller of each active key (the clerk and the
+    auditor here; the revoked key's caller is the clerk's too) are built before serving, so a keyed
+    caller's first question builds no graph of its own."""
+    from thinkingdb.retrieval.lanes import Lanes
+    from thinkingdb.serve import Principal
+    from thinkingdb.store.access import Caller
+    db, _ = build(tmp_path)
+    svc = Service(db, warm=("kb-thinkingdb",))
+    try:
+        warmed = {caller for caller, _ in svc._hot}
+        assert warmed == {Caller(), Caller(("claims:west",), "WEST"), Caller(("claims:west", "audit:gold"), "WEST")}
+        built = []
+        real = Lanes._graph_build
+        monkeypatch.setattr(Lanes, "_graph_build", lambda self, view: built.append(view) or real(self, view))
+        clerk = Principal("k", "clerk", Caller(("claims:west",), "WEST"))
+        got = svc.query(clerk, {"query": "? basement_flooding covered_by ?x"})
+        assert [a["bindings"]["x"] for a in got["answers"]] == ["rule_fld_31"]
+        assert built == []
+    finally:
+        svc.close()
+    cold = Service(db)      # without --warm the clerk's first question builds the clerk's graph
+    try:
+        built.clear()
+        cold.query(clerk, {"query": "? basement_flooding covered_by ?x"})
+        assert built
+    finally:
+        cold.close()

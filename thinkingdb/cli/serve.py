@@ -124,7 +124,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | 
     p.add_argument("--threads", type=int, default=8, help="requests run at once (default 8)")
     p.add_argument("--max-body-mb", type=float, default=16, help="largest request body in MiB (default 16)")
     p.add_argument("--warm", nargs="*", metavar="PROFILE",
-                   help="build what these profiles need for anonymous callers before serving")
+                   help="build what these profiles need before serving, for anonymous callers and the caller of "
+                        "every active API key (a caller's first request otherwise pays for it)")
     p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")
 
     p = add_command(sub, parents, "mcp", "serve search, query, why and stats as MCP tools on standard input/output",

@@ -118,8 +118,13 @@ class Service:
         self._current = Snapshot(path, default_rules=default_rules)
         self.refreshes = {"incremental": 0, "full": 0}   # new snapshots derived from the last one, or read whole
         self.closed = False
-        for name in warm:
-            self.warm(Caller(), name)
+        if warm:
+            from ..store.keys import list_keys
+            with self._probe_lock:
+                keyed = [k.caller for k in list_keys(self._probe) if k.active]
+            for caller in dict.fromkeys([Caller(), *keyed]):   # anonymous first, each key's caller once
+                for name in warm:
+                    self.warm(caller, name)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def close(self) -> None:
