@@ -449,3 +449,36 @@ def test_warm_builds_the_views_of_every_active_key_before_the_first_request(tmp_
         assert built
     finally:
         cold.close()
+
+
+def test_a_server_cap_below_the_cli_default_is_the_default_and_more_is_refused(tmp_path, capsys):
+    """``serve --timeout-ms`` (here the same path with the derived-fact cap, which is deterministic): a
+    request that names no bound gets the server's cap, one asking for more is refused with a 400-class
+    error naming the field, and the CLI refuses a bound that is not positive."""
+    from dataclasses import replace
+
+    from thinkingdb.api import DEFAULT_LIMITS
+    from thinkingdb.errors import ValidationError
+    from thinkingdb.serve import Principal
+    from thinkingdb.store.access import Caller
+    db, _ = build(tmp_path)
+    chain = tmp_path / "chain.tdb"
+    chain.write_text("c1 depends_on c2. c2 depends_on c3. c3 depends_on c4.\n", encoding="utf-8")
+    assert cli(["--db", db, "-q", "ingest", str(chain)]) == 0
+    anyone = Principal("k", "public", Caller())
+    svc = Service(db, max_limits=replace(DEFAULT_LIMITS, max_derived=1))
+    try:
+        got = svc.query(anyone, {"query": "? c1 depends_on ?x"})      # c2 asserted; c3 and c4 derived
+        assert got["truncated"] == "derived"
+        with pytest.raises(ValidationError, match="max_derived.*at most 1"):
+            svc.query(anyone, {"query": "? c1 depends_on ?x", "max_derived": 2})
+    finally:
+        svc.close()
+    full = Service(db)
+    try:
+        got = full.query(anyone, {"query": "? c1 depends_on ?x"})
+        assert sorted(a["bindings"]["x"] for a in got["answers"]) == ["c2", "c3", "c4"] and got["truncated"] is None
+    finally:
+        full.close()
+    assert cli(["--db", db, "serve", "--timeout-ms", "0"]) == 2
+    assert "--timeout-ms must be positive" in capsys.readouterr().err

@@ -90,7 +90,12 @@ def cmd_serve(args) -> int:
     import uvicorn
     from ..serve import Service
     from ..serve.app import create_app
-    service = Service(args.db, default_rules=not args.no_default_rules, warm=tuple(args.warm or ()))
+    if args.timeout_ms is not None and args.timeout_ms < 1:
+        raise ValidationError("--timeout-ms must be positive")
+    from dataclasses import replace
+    from ..api import DEFAULT_LIMITS
+    caps = DEFAULT_LIMITS if args.timeout_ms is None else replace(DEFAULT_LIMITS, timeout_ms=args.timeout_ms)
+    service = Service(args.db, default_rules=not args.no_default_rules, warm=tuple(args.warm or ()), max_limits=caps)
     try:
         app = create_app(service, max_body=int(args.max_body_mb * 2**20), threads=args.threads)
         if not args.quiet:
@@ -126,6 +131,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser | 
     p.add_argument("--warm", nargs="*", metavar="PROFILE",
                    help="build what these profiles need before serving, for anonymous callers and the caller of "
                         "every active API key (a caller's first request otherwise pays for it)")
+    p.add_argument("--timeout-ms", type=int, metavar="MS",
+                   help="the most time one query or why may reason (default 30000, the CLI's); a request may ask "
+                        "for less, asking for more is refused, and an answer cut by it says truncated: time")
     p.add_argument("--no-default-rules", action="store_true", help="do not apply the shipped rule library")
 
     p = add_command(sub, parents, "mcp", "serve search, query, why and stats as MCP tools on standard input/output",

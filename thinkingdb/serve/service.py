@@ -240,8 +240,11 @@ class Service:
     def _limits(self, body: dict) -> Limits:
         values = {}
         for name in ("max_depth", "max_nodes", "max_derived", "timeout_ms"):
-            value = body.get(name, getattr(DEFAULT_LIMITS, name))
             cap = getattr(self.max_limits, name)
+            value = getattr(DEFAULT_LIMITS, name)
+            if cap is not None and (value is None or value > cap):
+                value = cap       # a server that allows less than the CLI's default answers with its cap
+            value = body.get(name, value)
             if cap is not None and (value is None or value > cap):
                 raise ValidationError(f"field {name!r}: at most {cap:,} on this server")
             values[name] = value
