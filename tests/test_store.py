@@ -191,3 +191,22 @@ def test_reingest_replaces_the_source(tmp_path, files):
         got = st.dump()
     expected = _fresh(tmp_path, "fresh.sqlite", [files["v.tdb"], files["b.tsv"], str(p)])
     assert got == expected
+
+
+def test_page_cache_is_small_until_the_first_write(tmp_path):
+    """Reading needs SQLite's small page cache (a full scan of a large store stays small); the first
+    write gives the connection the large one that keeps an ingest's index maintenance in memory."""
+    from thinkingdb.store import sqlite as st
+    path = str(tmp_path / "kb.sqlite")
+    with Store(path) as store:   # created (its first commit moves it into place and reconnects)
+        with store.transaction():
+            store.add_facts([(Fact("a", "r", "b"), "x.tdb", 1, None)])
+    cache = lambda store: store.conn.execute("PRAGMA cache_size").fetchone()[0]  # noqa: E731
+    with Store(path) as store:
+        assert cache(store) == -st.READ_CACHE_KIB
+        assert store.stats()["facts"] == 1 and cache(store) == -st.READ_CACHE_KIB
+        with store.transaction():
+            store.add_facts([(Fact("b", "r", "c"), "x.tdb", 2, None)])
+        assert cache(store) == -st.CACHE_KIB
+    with Store(path) as store:   # a new connection reads with the small cache again
+        assert cache(store) == -st.READ_CACHE_KIB and store.stats()["facts"] == 2
