@@ -187,7 +187,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
     """Evaluate ``steps`` over ``view`` into a :class:`Table` (see the module docstring)."""
     import numpy as np
     from .bfs import ReachMemo, rank_array
-    from .reachsets import _gather
+    from .reachsets import _distinct, _gather
     g = view.g
     rank = rank_array(g)
     cap = limits.max_derived
@@ -208,7 +208,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
         else:
             src = _Hops((g._out if st.direction else g._in)[st.r])
         K = _column(st.start, cols, n_rows)
-        us = np.unique(K)
+        us = _distinct(K.copy())    # (a sort: np.unique hashes, 5x slower on 2M ids)
         if rank is not None and len(us):
             us = us[np.argsort(rank[us], kind="stable")]
         keep, chunk, a = len(us), 16, 0
@@ -245,7 +245,13 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
         touched[used] = True
         slot_of = np.fromiter((src.get(u) for u in used.tolist()), dtype=np.int64, count=len(used))
         # one sorted buffer of the distinct sets, each tagged by its position: key = position * n + value
-        distinct, where = np.unique(slot_of, return_inverse=True)
+        order = np.argsort(slot_of, kind="stable")
+        sorted_slots = slot_of[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = sorted_slots[1:] != sorted_slots[:-1]
+        distinct = sorted_slots[first]
+        where = np.empty(len(order), dtype=np.int64)
+        where[order] = np.cumsum(first) - 1
         sets = [src.sets[k] for k in distinct.tolist()]
         lens = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
         buf = np.concatenate(sets).astype(np.int64) if sets else np.zeros(0, np.int64)
