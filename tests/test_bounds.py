@@ -217,3 +217,81 @@ def test_deeply_nested_turtle_is_refused_before_parsing(tmp_path):
         assert (d.line, d.column) == (2, 7 + MAX_NESTING) and "nested deeper" in d.reason   # "(" 1 at column 7
         assert kb.store.dump() == before
     assert took < 10, took                          # linear: about 1 s for the 10 MB
+
+
+def test_a_cartesian_join_holds_at_most_max_rows_rows():
+    """Issue 21: `? ?a r ?b, ?c r ?d.` over 10k facts built every one of its 10^8 rows (3.1 GB in
+    30 s, then no answer at all). Each join step now holds at most max_rows rows and says "rows":
+    150 x 150 = 22,500 pairs, capped at 1,000 — each a true answer, none twice, sorted."""
+    from thinkingdb.engine.query import evaluate
+    from thinkingdb.language import parse_query
+    g = _cartesian(150)
+    q = parse_query("? ?x isa ?t, ?y isa ?u.")
+    full = evaluate(q, g, [])
+    assert len(full) == 22500 and full.truncated is None
+    every = {(f"a{i:05d}", f"a{j:05d}") for i in range(150) for j in range(150)}
+    cut = evaluate(q, g, [], limits=Limits(max_rows=1000))
+    pairs = [(a.bindings["x"], a.bindings["y"]) for a in cut]
+    assert cut.truncated == "rows" and len(pairs) == len(set(pairs)) == 1000 and set(pairs) <= every
+    assert pairs == sorted(pairs)
+    assert evaluate(q, g, [], limits=Limits(max_rows=22500)).truncated is None     # exactly at the cap
+    tracemalloc = pytest.importorskip("tracemalloc")
+    big = _cartesian(1000)                      # 10^6 pairs
+    tracemalloc.start()
+    try:
+        res = evaluate(q, big, [], limits=Limits(max_rows=20_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.truncated == "rows" and len(res) == 20_000
+    assert peak < 40 << 20, peak                # ~30 MB for 20,000 rows; the 10^6 rows took ~400 MB
+
+
+@settings(max_examples=60, deadline=None)
+@given(edges=st.lists(st.tuples(st.integers(0, 6), st.sampled_from("ab"), st.integers(0, 6),
+                                st.sampled_from([1.0, 0.5, 0.8])), min_size=1, max_size=16),
+       text=st.sampled_from(["? ?x a ?y, ?z b ?w.", "? ?x a ?y, ?y b ?z.", "? ?x a ?x, ?y a+ ?z.",
+                             "? ?x a ?y, ?y a ?x.", "? ?x a ?y, n1 b ?x, ?z (a|b) ?z."]))
+def test_answers_held_as_arrays_equal_the_list(edges, text):
+    """The general evaluator's answers as id columns (more than TABLE_ROWS rows) are the list's:
+    the same bindings, scores, order and proofs."""
+    import thinkingdb.engine.query as query
+    from thinkingdb.language import parse_query
+    g = FactGraph([Fact(f"n{s}", r, f"n{o}", c) for s, r, o, c in edges])
+    q = parse_query(text)
+    listed = query.evaluate(q, g, [])
+    keep = query.TABLE_ROWS
+    query.TABLE_ROWS = 0
+    try:
+        held = query.evaluate(q, g, [], max_answers=7)
+        every = query.evaluate(q, g, [])
+    finally:
+        query.TABLE_ROWS = keep
+    assert [a.to_json() for a in every] == [a.to_json() for a in listed]
+    assert [a.to_json() for a in held] == [a.to_json() for a in listed][:7]
+    assert held.more == (len(listed) > 7)
+
+
+def test_a_streamed_cartesian_join_stops_at_the_deadline():
+    """The stream joins depth first (no rows held); its time budget is kept inside the join too."""
+    from thinkingdb.engine.stream import answer_stream
+    from thinkingdb.language import parse_query
+    q = parse_query("? ?x isa ?t, ?y isa ?u.")
+    s = answer_stream(q, _cartesian(600), [], limits=Limits(timeout_ms=50))
+    n = sum(1 for _ in s)
+    assert s.truncated == "time" and 0 < n < 360_000, n
+
+
+def test_cli_max_rows_is_reported(tmp_path, capsys):
+    from thinkingdb.cli.main import main
+    src = tmp_path / "cart.tdb"
+    src.write_text("".join(f"a{i} p b{i % 10}.\n" for i in range(100)), encoding="utf-8")
+    db = str(tmp_path / "kb.sqlite")
+    assert main(["--db", db, "-q", "ingest", str(src)]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "query", "? ?a p ?b, ?c p ?d.", "--format", "tsv", "--max-rows", "500"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 500 and "rows bound" in err
+    assert main(["--db", db, "query", "? ?a p ?b, ?c p ?d.", "--format", "tsv"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 100 * 100 and not err                    # under the default 1,000,000

@@ -28,7 +28,7 @@ from .store.sqlite import DEFAULT_PATH, Store
 if TYPE_CHECKING:   # ingest loads the readers (Markdown, RDF, bulk, numpy): only a writing call imports it
     from .store.ingest import IngestReport
 
-DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000)
+DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000)
 
 
 def default_rule_program():

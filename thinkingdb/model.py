@@ -261,7 +261,9 @@ class Limits:
     """Bounds of a closure run. ``None`` means unbounded.
 
     ``max_depth``: longest derivation chain; ``max_nodes``: distinct symbols the closure may touch;
-    ``max_derived``: derived facts kept; ``timeout_ms``: wall-clock budget.
+    ``max_derived``: derived facts kept; ``timeout_ms``: wall-clock budget; ``max_rows``: rows a
+    query's join may hold at each pattern, answers included (answer sets held as arrays are bounded
+    by ``max_derived`` instead; docs/reliability.md).
 
     >>> Limits(max_depth=3).max_depth
     3
@@ -275,15 +277,17 @@ class Limits:
     max_nodes: int | None = None
     max_derived: int | None = None
     timeout_ms: float | None = None
+    max_rows: int | None = None
 
     def __post_init__(self) -> None:
         _check_bound(self.max_depth, "max_depth", allow_zero=True)
         _check_bound(self.max_nodes, "max_nodes", allow_zero=False)
         _check_bound(self.max_derived, "max_derived", allow_zero=True)
         _check_bound(self.timeout_ms, "timeout_ms", allow_zero=False)
+        _check_bound(self.max_rows, "max_rows", allow_zero=False)
 
 
-TRUNCATION_REASONS = ("depth", "nodes", "derived", "time")
+TRUNCATION_REASONS = ("depth", "nodes", "derived", "time", "rows")
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,8 @@ def _limits(args) -> Limits:
     from ..api import DEFAULT_LIMITS
     return Limits(max_depth=args.max_depth, max_nodes=args.max_nodes,
                   max_derived=args.max_derived if args.max_derived is not None else DEFAULT_LIMITS.max_derived,
-                  timeout_ms=args.timeout_ms if args.timeout_ms is not None else DEFAULT_LIMITS.timeout_ms)
+                  timeout_ms=args.timeout_ms if args.timeout_ms is not None else DEFAULT_LIMITS.timeout_ms,
+                  max_rows=DEFAULT_LIMITS.max_rows if getattr(args, "max_rows", None) is None else args.max_rows)
 
 
 # -- commands -------------------------------------------------------------------------------------------
@@ -140,7 +141,7 @@ def cmd_query(args) -> int:
                 sys.stdout.write("no answers\n")
         if result.truncated:
             sys.stderr.write(f"thinkingdb: note: closure stopped at its {result.truncated} bound; answers may be "
-                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
+                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms/--max-rows)\n")
     return EXIT_OK if result.answers else EXIT_NO_ANSWER
 
 
@@ -202,7 +203,7 @@ def _stream_query(args) -> int:
             sys.stderr.write(f"thinkingdb: note: stopped at --limit {args.limit}; there are more answers\n")
         if stream.truncated:
             sys.stderr.write(f"thinkingdb: note: closure stopped at its {stream.truncated} bound; answers may be "
-                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms)\n")
+                             "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms/--max-rows)\n")
     return EXIT_OK if n else EXIT_NO_ANSWER
 
 
@@ -384,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true", help="print answers as they are found, not sorted by score")
     p.add_argument("--proofs", action="store_true", help="with --format jsonl: each answer's proof too")
     _add_bounds(p)
+    p.add_argument("--max-rows", type=int, metavar="N", help="rows a conjunction's join may hold at each "
+                   "pattern, answers included (default 1,000,000; 'rows' when it cuts)")
     _add_caller(p)
 
     p = command("why", "print the proof of one fact (asserted or derived); 'not FACT' explains a missing one",

@@ -128,9 +128,10 @@ class TableAnswers(Sequence):
 
     var = None     # (several variables: the CLI's one-column TSV shortcut does not apply)
 
-    def __init__(self, ids, names, cols, scores, make, labels=None) -> None:
+    def __init__(self, ids, names, cols, scores, make, labels=None, rows=None) -> None:
         self.ids, self.names, self.cols, self.scores = ids, names, cols, scores
         self._make, self._labels = make, labels
+        self.rows = rows    # optional: an int per answer, passed to ``make`` as its third argument
         self._keys: list | None = None
 
     def __len__(self) -> int:
@@ -156,13 +157,16 @@ class TableAnswers(Sequence):
         bindings = {n: col[i] for n, col in zip(self.names, self.columns())}
         row = [int(c[i]) for c in self.cols]
         labels = {} if self._labels is None else {n: self._labels.get(k) for n, k in bindings.items()}
-        score, build = self._make(row, float(self.scores[i]))
+        if self.rows is None:
+            score, build = self._make(row, float(self.scores[i]))
+        else:
+            score, build = self._make(row, float(self.scores[i]), int(self.rows[i]))
         return Answer(bindings, score, build, labels)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             out = TableAnswers(self.ids, self.names, [c[i] for c in self.cols], self.scores[i], self._make,
-                               self._labels)
+                               self._labels, None if self.rows is None else self.rows[i])
             if self._keys is not None:
                 out._keys = [k[i] for k in self._keys]
             return out
@@ -177,7 +181,8 @@ class TableAnswers(Sequence):
             yield self._answer(i)
 
     def with_labels(self, fetch) -> "TableAnswers":
-        out = TableAnswers(self.ids, self.names, self.cols, self.scores, self._make, _LabelSource(fetch, self.keys))
+        out = TableAnswers(self.ids, self.names, self.cols, self.scores, self._make, _LabelSource(fetch, self.keys),
+                           self.rows)
         out._keys = self._keys
         return out
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from .answers import Answer, _conjoin, _proofs_builder
 from .conj import pattern_order as _order
@@ -130,13 +130,15 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
             late[0] = True
         return late[0]
 
-    def matches(i: int, env: dict) -> list[tuple[dict, float, Callable[[], list[Proof]]]]:
-        """Ways pattern ``i`` matches under ``env``: (new bindings, score, proofs builder)."""
+    memo: dict[tuple, list] = {}   # (pattern, subject id, object id) -> its matches, shared by the rows
+
+    def pattern_matches(i: int, s: int | None, o: int | None) -> list[tuple[int, int, float, Callable]]:
+        """Ways pattern ``i`` matches with its ends bound to ``s`` / ``o`` (None: free): (subject,
+        object, score, proofs builder); computed once per distinct binding of its ends."""
+        got = memo.get((i, s, o))
+        if got is not None:
+            return got
         pat = query.patterns[i]
-        s = env.get(pat.subject.name) if isinstance(pat.subject, Var) else ids.find_sym(pat.subject)
-        o = env.get(pat.object.name) if isinstance(pat.object, Var) else ids.find_sym(pat.object)
-        if (not isinstance(pat.subject, Var) and s is None) or (not isinstance(pat.object, Var) and o is None):
-            return []
         out = []
         if s is not None and o is not None and isinstance(pat.path, PathRel):   # a ground fact: look it up
             rid = ids.find_rel(pat.path.relation)
@@ -158,49 +160,113 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
                 back[i] = PathWalk(view, invert(pat.path), max_nodes=limits.max_nodes, deadline=deadline)
             for start, (score, steps) in back[i].run(o).items():
                 out.append(((start, o), score, _reversed(steps)))
-        result = []
-        for (a, b), score, steps in out:
-            new = dict(env)
-            ok = True
-            for term, val in ((pat.subject, a), (pat.object, b)):
-                if isinstance(term, Var):
-                    if new.setdefault(term.name, val) != val:
-                        ok = False
-            if ok:
-                result.append((new, score, _proofs_builder(view, pat.path, a, b, score, steps, kk)))
-        return result
+        got = [(a, b, score, _proofs_builder(view, pat.path, a, b, score, steps, kk)) for (a, b), score, steps in out]
+        if len(memo) >= 4096:
+            memo.clear()
+        memo[(i, s, o)] = got
+        return got
 
-    partial = [({}, 1.0, ())]
+    names = tuple(v.name for v in query.variables())
+    hidden = [t.name for p in query.patterns for t in (p.subject, p.object) if isinstance(t, Var) and t.name not in names]
+    slot = {n: j for j, n in enumerate(names + tuple(dict.fromkeys(hidden)))}   # (a statement's node: not answered)
+
+    def matches(i: int, env: tuple) -> Iterator[tuple[tuple, float, Callable[[], list[Proof]]]]:
+        """Ways pattern ``i`` matches under ``env`` (a symbol id or None per variable, in ``names``
+        order): (new env, score, proofs builder)."""
+        pat = query.patterns[i]
+        si = slot[pat.subject.name] if isinstance(pat.subject, Var) else None
+        oi = slot[pat.object.name] if isinstance(pat.object, Var) else None
+        s = env[si] if si is not None else ids.find_sym(pat.subject)
+        o = env[oi] if oi is not None else ids.find_sym(pat.object)
+        if (si is None and s is None) or (oi is None and o is None):
+            return
+        free = [j for j, known in ((si, s), (oi, o)) if j is not None and known is None]
+        for a, b, score, build in pattern_matches(i, s, o):   # a bound end matched as bound
+            if not free:
+                yield env, score, build
+            elif si == oi:            # ?x P ?x with ?x free
+                if a == b:
+                    yield env[:si] + (a,) + env[si + 1:], score, build
+            else:
+                new = list(env)
+                if s is None and si is not None:
+                    new[si] = a
+                if o is None and oi is not None:
+                    new[oi] = b
+                yield tuple(new), score, build
+
+    # the join, pattern by pattern; each step holds at most ``max_rows`` rows ("rows" past it). A
+    # row: (env, score, the proofs builders of its patterns in join order)
+    cap, full = limits.max_rows, False
+    partial = [((None,) * len(slot), 1.0, ())]
     for i in order:
         nxt = []
         for e, (env, score, builders) in enumerate(partial):
             if not e & 1023 and past_deadline():
                 break
             for new, sc, build in matches(i, env):
-                nxt.append((new, score * sc, builders + ((i, build),)))
+                if cap is not None and len(nxt) >= cap:
+                    full = True
+                    break
+                nxt.append((new, score * sc, builders + (build,)))
+            if full:
+                break
         partial = nxt
+    if full:
+        truncated = truncated or "rows"
     for w in walks + [b for b in back if b is not None]:
         truncated = truncated or w.truncated
-    names = tuple(v.name for v in query.variables())
-    answers = []
-    for e, (env, score, builders) in enumerate(partial):
-        if not e & 4095 and past_deadline():
-            break
-        bindings = {n: ids.sym_key(env[n]) for n in names}
-        if aggregate == "noisy-or":
-            combos = _combine([b for _, b in sorted(builders)], kk)
-            score = noisy_or(c.score for c in combos)
-            make = (lambda combos=combos: tuple(combos))
-        else:
-            make = (lambda builders=builders, score=score: _conjoin([b()[0] for _, b in sorted(builders)], score))
-        answers.append(Answer(bindings, score, make))
+    by_index = sorted(range(len(order)), key=order.__getitem__)   # join position of pattern 0, 1, ...
+    answers = _answers(view, names, partial, by_index, aggregate, kk, past_deadline)
+    del partial
     if late[0]:
         truncated = truncated or "time"
-    answers.sort(key=lambda a: (-a.score, tuple(a.bindings[n] for n in names)))
     more = max_answers is not None and len(answers) > max_answers
     if more:
         answers = answers[:max_answers]
     return QueryResult(answers, truncated, names, more, getattr(view, "stats", None))
+
+
+TABLE_ROWS = 4096   # more rows than this: the answers are held as arrays (a TableAnswers)
+
+
+def _answers(view, names, rows, by_index, aggregate, kk, past_deadline):
+    """The answers of the join's rows, sorted by score (highest first) then by their bindings' keys:
+    with ``aggregate="best"`` and more than :data:`TABLE_ROWS` rows, as id columns and scores (a
+    :class:`~thinkingdb.engine.bulk.TableAnswers`, about 30 bytes a row, each answer made when read);
+    else a list of :class:`Answer`. Rows past the deadline are dropped (it says "time")."""
+    ids, n = view.ids, len(view.g._syms)
+    if aggregate != "noisy-or" and len(rows) > TABLE_ROWS and not past_deadline():
+        import numpy as np
+        from .bfs import rank_array
+        from .bulk import TableAnswers
+        cols = [np.fromiter((env[j] for env, _, _ in rows), np.int64, len(rows)) for j in range(len(names))]
+        if all(int(c.max(initial=0)) < n for c in cols):
+            scores = np.fromiter((sc for _, sc, _ in rows), np.float64, len(rows))
+            builders = [b for _, _, b in rows]
+            rank = rank_array(view.g)
+            keys = [c if rank is None else rank[c] for c in cols]
+            sort = np.lexsort(tuple(keys[::-1]) + (-scores,))
+            cols, scores = [c[sort] for c in cols], scores[sort]
+
+            def make(row: list, score: float, tag: int):
+                bs = builders[tag]
+                return score, lambda: _conjoin([bs[j]()[0] for j in by_index], score)
+            return TableAnswers(ids, names, cols, scores, make, rows=sort)
+    answers = []
+    for e, (env, score, builders) in enumerate(rows):
+        if not e & 4095 and past_deadline():
+            break
+        bindings = {nm: ids.sym_key(env[j]) for j, nm in enumerate(names)}
+        if aggregate == "noisy-or":
+            combos = _combine([builders[j] for j in by_index], kk)
+            score = noisy_or(c.score for c in combos)
+            make = (lambda combos=combos: tuple(combos))
+        else:
+            make = (lambda bs=builders, score=score: _conjoin([bs[j]()[0] for j in by_index], score))
+        answers.append(Answer(bindings, score, make))
+    answers.sort(key=lambda a: (-a.score, tuple(a.bindings[nm] for nm in names)))
+    return answers
 
 
 def _all_starts(view, path: Path) -> list[int]:

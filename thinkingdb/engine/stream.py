@@ -116,7 +116,12 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
             if ok:
                 yield new, score, _proofs_builder(view, pat.path, a, b, score, steps, kk)
 
+    late = type("Late", (), {"truncated": None})()   # the deadline passed inside the join: "time"
+
     def join(depth: int, env: dict, score: float, builders: tuple) -> Iterator[Answer]:
+        if late.truncated or (deadline is not None and time.perf_counter() > deadline):
+            late.truncated = "time"
+            return
         if depth == len(order):
             bindings = {n: ids.sym_key(env[n]) for n in names}
             if aggregate == "noisy-or":
@@ -140,7 +145,7 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
             if limit is not None and n >= limit:
                 return
 
-    return AnswerStream(run(), names, view, walks + back)
+    return AnswerStream(run(), names, view, walks + back + [late])
 
 
 def _starts(view, path) -> Iterable[int]:

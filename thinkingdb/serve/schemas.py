@@ -43,6 +43,7 @@ _BOUNDS = {
     "max_nodes": {"type": "integer", "minimum": 1, "description": "distinct symbols the closure may touch"},
     "max_derived": {"type": "integer", "minimum": 0, "description": "derived facts kept"},
     "timeout_ms": {"type": "number", "minimum": 1, "description": "time budget in ms"},
+    "max_rows": {"type": "integer", "minimum": 1, "description": "rows a query's join may hold at each pattern"},
 }
 _LABELS = {"type": "boolean", "description": "add a 'labels' map of the symbols in the answer"}
 

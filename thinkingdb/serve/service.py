@@ -239,7 +239,7 @@ class Service:
 
     def _limits(self, body: dict) -> Limits:
         values = {}
-        for name in ("max_depth", "max_nodes", "max_derived", "timeout_ms"):
+        for name in ("max_depth", "max_nodes", "max_derived", "timeout_ms", "max_rows"):
             cap = getattr(self.max_limits, name)
             value = getattr(DEFAULT_LIMITS, name)
             if cap is not None and (value is None or value > cap):
