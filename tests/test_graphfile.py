@@ -234,3 +234,22 @@ def test_mapped_graph_equals_plain_dicts(tmp_path_factory, rows):
     assert [sym_rank[i] for i in range(len(symbols))] == list(range(len(symbols)))
     for k in ["", "a", "aa", "c", "zz"]:
         assert g.key_rank(k) == (symbols.index(k) if k in symbols else sum(x < k for x in symbols) - 0.5)
+
+
+def test_known_symbols_one_by_one_and_all_at_once(tmp_path):
+    """Few keys: a binary search each; many: the table decoded once. The same set either way."""
+    kb = make_kb(tmp_path)
+    g = kb.graph
+    assert g.is_mapped
+    few = ["nginx", "nobody"]                                   # 2 * 16 > 5 symbols: the decoded table
+    many = ["libc", "zlib", "ünïcode_key", "nobody", "Nginx", ""] + [f"x{i}" for i in range(100)]
+    assert g.known_symbols(few) == {"nginx"}
+    assert g.known_symbols(many) == {"libc", "zlib", "ünïcode_key"}
+    assert g.known_symbols(["zlib"]) == {"zlib"}
+    big = make_kb(tmp_path, "".join(f"s{i} r o{i}.\n" for i in range(40)), name="big.sqlite").graph
+    assert big.is_mapped and len(big._syms) == 80
+    assert big.known_symbols(["s3", "q"]) == {"s3"}            # 2 * 16 < 80: one by one
+    assert big._syms._all is None                               # the table was not decoded
+    assert big.known_symbols([f"s{i}" for i in range(10)] + ["q"]) == {f"s{i}" for i in range(10)}
+    assert big._syms._all is not None
+    kb.close()

@@ -109,3 +109,24 @@ def test_a_limited_stream_leaves_the_graph_undecoded(tmp_path):
         assert got == [{"x": "n0000", "y": "n0001"}, {"x": "n0001", "y": "n0008"}, {"x": "n0002", "y": "n0015"}]
         index = kb.graph._out[kb.graph.relation_id("r")]
         assert isinstance(index, RelationIndex) and not index._full and len(index._rows) == 3
+
+
+def test_text_stream_reads_labels_of_its_answers_only(tmp_path, capsys, monkeypatch):
+    """The labels shown are the answers' own, read for their keys: never the store's whole label
+    table (on a 1M-fact store that took 5 s and 124 MB before the first answer)."""
+    src = tmp_path / "kb.tdb"
+    src.write_text('"Web Server" uses "Open SSL". "Web Server" uses libc. other uses "Big Thing".\n')
+    path = str(tmp_path / "kb.sqlite")
+    assert main(["--db", path, "--quiet", "ingest", str(src)]) == 0
+    asked = []
+    real = KnowledgeBase.labels
+
+    def labels(self, *, caller=None, as_of=None, keys=None):
+        assert keys is not None, "the whole label table was read"
+        asked.append(set(keys))
+        return real(self, caller=caller, as_of=as_of, keys=keys)
+    monkeypatch.setattr(KnowledgeBase, "labels", labels)
+    code, out, _ = run(capsys, "--db", path, "query", "? web_server uses ?y.", "--stream", "--no-default-rules")
+    assert code == 0
+    assert sorted(out.splitlines()) == ["?y = Open SSL  (score 1)", "?y = libc  (score 1)"]
+    assert set().union(*asked) == {"open_ssl", "libc"}

@@ -449,8 +449,9 @@ class KnowledgeBase:
         v = self.view(caller, as_of)
         if keys is None:
             return v.labels
-        g = v.graph
-        return {k: lab for k, lab in self.store.labels_of(set(keys)).items() if g.symbol_id(k) is not None}
+        found = self.store.labels_of(set(keys))
+        known = v.graph.known_symbols(found)
+        return {k: lab for k, lab in found.items() if k in known}
 
     def stats(self) -> dict:
         self._check_open()

@@ -176,8 +176,16 @@ def _stream_query(args) -> int:
         stream = kb.stream(args.query, limits=_limits(args), aggregate=args.aggregate, k=args.k,
                            limit=None if args.limit is None else args.limit + 1, **_who(args))   # +1: "more"
         variables = list(stream.variables)
-        labels = kb.labels(**_who(args)) if args.format == "text" else {}
         out, more, n = sys.stdout, False, 0
+        pending: list = []   # text: answers whose labels are read a block at a time, for their keys only
+
+        def write_text() -> None:
+            keys = {a.bindings[v] for a in pending for v in variables}
+            labels = kb.labels(keys=keys, **_who(args)) if keys else {}
+            for a in pending:
+                shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables) or "yes"
+                out.write(f"{shown}  (score {a.score:.6g})\n")
+            pending.clear()
         if args.format == "tsv" and not args.no_header:
             out.write("\t".join(variables + ["score"]) + "\n")
         for a in stream:
@@ -193,10 +201,11 @@ def _stream_query(args) -> int:
             elif args.format == "tsv":
                 out.write("\t".join([a.bindings[v] for v in variables] + [repr(a.score)]) + "\n")
             else:
-                shown = "  ".join(f"?{v} = {_display(kb, labels, a.bindings[v])}" for v in variables) or "yes"
-                out.write(f"{shown}  (score {a.score:.6g})\n")
+                pending.append(a)
             if n <= 64 or not n & 1023:   # the first answers at once, then in blocks
+                write_text()
                 out.flush()
+        write_text()
         if not n and args.format == "text":
             out.write("no answers\n")
         if more:

@@ -173,6 +173,19 @@ class FactGraph:
         """The int of a symbol key, or None when the graph has never seen it."""
         return self._sym.get(key)
 
+    def known_symbols(self, keys: Iterable[str]) -> set[str]:
+        """The keys among ``keys`` that are symbols of the graph. Many keys against a graph file: its
+        symbol table decoded once and intersected, not a binary search per key (200,000 answer keys
+        on a 1M-fact store: 5 s one by one).
+
+        >>> FactGraph([Fact("a", "r", "b")]).known_symbols(["b", "c"])
+        {'b'}
+        """
+        keys = set(keys)
+        if self._mapped and len(keys) * 16 > len(self._syms):
+            return keys.intersection(self._syms.all())
+        return {k for k in keys if self._sym.get(k) is not None}
+
     def relation_id(self, key: str) -> int | None:
         return self._rel.get(key)
 

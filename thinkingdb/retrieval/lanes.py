@@ -351,8 +351,8 @@ class Lanes:
         def build():
             if self._all_labels is None:
                 self._all_labels = self.kb.store.labels()
-            graph = self.graph(view)
-            return {k: v for k, v in self._all_labels.items() if graph.symbol_id(k) is not None}
+            known = self.graph(view).known_symbols(self._all_labels)
+            return {k: v for k, v in self._all_labels.items() if k in known}
         return self._labels.get_or(key, build)
 
     def rules(self, view: View) -> tuple:
