@@ -127,11 +127,12 @@ def test_the_checker_sees_a_circle_and_an_upward_import(tmp_path):
 # A plain question in a fresh process imports only what answering it needs: not numpy (lookups read
 # the graph file through memoryviews, thinkingdb.store.columns), not the parser generator (lark: a plain
 # question is read by grammar.quick), not the readers of ingest, not the search pipeline (BM25, HDC),
-# not networkx, not the HTTP stack.
+# not networkx, not the HTTP stack, not the closure engines when no rule touches the question.
 COLD_FORBIDDEN = ("numpy", "lark", "networkx", "lexical", "hdc", "Stemmer", "pyarrow", "grammar.parser",
                   "thinkingdb.store.ingest", "thinkingdb.store.markdown", "thinkingdb.store.bulk",
                   "thinkingdb.store.tdbfile", "thinkingdb.store.rdf", "thinkingdb.store.jsonl",
-                  "thinkingdb.retrieval.pipeline", "urllib.request", "http.client", "email")
+                  "thinkingdb.retrieval.pipeline", "thinkingdb.engine.closure", "thinkingdb.engine.joins",
+                  "urllib.request", "http.client", "email", "tempfile")
 
 _COLD = """
 import json, sys

@@ -8,7 +8,6 @@ so in one line when it is missing. Binding ``serve`` to an address other than lo
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import sys
 
@@ -31,6 +30,7 @@ def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
+        import ipaddress   # only when serve checks its host
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False

@@ -27,7 +27,6 @@ from typing import Callable, Iterable, Iterator
 
 from .answers import Answer, _conjoin, _proofs_builder
 from .conj import pattern_order as _order
-from .closure import closure
 from ..errors import QueryError
 from .graph import FactGraph
 from ..model import Limits, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query, QueryPattern, Rule, Triple, Var
@@ -80,6 +79,7 @@ def _view_for(query: Query, g: FactGraph, rules, limits: Limits, alternatives: i
     rel_rules = relevant_rules(rules, rels)
     if not rel_rules:
         return GraphView(g)
+    from .closure import closure   # (a question no rule touches does not load the closure engines)
     if goal_directed:
         return closure(g, rel_rules, goals=[query], limits=limits, alternatives=alternatives)
     return closure(g, rel_rules, limits=limits, alternatives=alternatives)   # the full closure
@@ -324,5 +324,6 @@ def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Lim
         c = g.confidence(triple)
         return None if c is None else Proof.asserted(triple, c)
     goal = Query((QueryPattern(triple.subject, PathRel(triple.relation), triple.object),))
+    from .closure import closure
     res = closure(g, rel_rules, goals=[goal] if goal_directed else None, limits=limits, alternatives=alternatives)
     return res.proof(triple)

@@ -4,9 +4,7 @@ the source ``<stdin>``."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 
 STDIN = "<stdin>"
 """The source name of what ``-`` read."""
@@ -15,6 +13,8 @@ STDIN = "<stdin>"
 def spool_stdin(ext: str | None = None) -> str:
     """Standard input copied to a temporary file (the readers seek, count bytes and read twice) whose
     extension is the type to read it as: ``ext``, or without one what :func:`sniff` tells."""
+    import shutil   # (with tempfile: only when standard input is read, not for every command's import)
+    import tempfile
     fd, path = tempfile.mkstemp(prefix="thinkingdb-stdin-")
     with os.fdopen(fd, "wb") as out:
         shutil.copyfileobj(sys.stdin.buffer, out)
