@@ -1,7 +1,8 @@
 """Conjunctions answered as arrays (``thinkingdb.engine.conj``) against the full closure: on generated
 graphs with cycles, a transitive declaration fed by a subrelation and a relation no rule derives (its
 facts with confidences below 1), in memory and memory-mapped, conjunctions of two or three patterns
-over ``r``, ``^r``, ``r+``, ``r*``, ``^r+``, ``s``, ``s+``, ``t`` and ``^t`` with constants and
+over ``r``, ``^r``, ``r+``, ``r*``, ``^r+``, ``s``, ``s+``, ``t``, ``^t``, ``t+`` and ``(^t)*`` (best walks
+over confidences below 1) with constants and
 variables at either end, best and noisy-or: the same answers, scores, order, proofs and ``truncated``;
 the reach sets of a component's members come from two searches; ``max_derived`` stops the evaluation
 at a start counted by hand, with a subset of the answers, each with its own proof."""
@@ -24,7 +25,8 @@ from test_bulk import mapped
 RULES = compile_declarations([Declaration("r", "transitive"), Declaration("s", "subrelation_of", "r")])
 PLUS, STAR = (lambda p: PathRepeat(p, 1, None)), (lambda p: PathRepeat(p, 0, None))
 PATHS = [PathRel("r"), PathInv(PathRel("r")), PLUS(PathRel("r")), STAR(PathRel("r")), PLUS(PathInv(PathRel("r"))),
-         PathRel("s"), PLUS(PathRel("s")), PathRel("t"), PathInv(PathRel("t"))]
+         PathRel("s"), PLUS(PathRel("s")), PathRel("t"), PathInv(PathRel("t")), PLUS(PathRel("t")),
+         STAR(PathInv(PathRel("t")))]
 TERMS = st.sampled_from((Var("x"), Var("y"), Var("z"), Var("x"), Var("y")) + SYMBOLS[:3])
 LIMITS = [Limits(), Limits(max_derived=2_000_000, timeout_ms=30_000), Limits(max_derived=10_000)]
 

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-__all__ = ["ReachMemo", "Search", "edges", "rank_array", "widest"]
+__all__ = ["BestSets", "HopSets", "ReachMemo", "Search", "edges", "rank_array", "widest"]
 
 
 def rank_array(g) -> np.ndarray | None:
@@ -321,3 +321,48 @@ def widest(g, bases, src: int, *, forward: bool, lo: int, deadline: float | None
         else:
             ends, scores = np.insert(ends, i, src), np.insert(scores, i, 1.0)
     return ends, scores, timed_out
+
+
+class BestSets:
+    """Best walks (:func:`thinkingdb.engine.bfs.widest`) from each start: ``sets``/``confs`` per slot
+    (``r*``: the start itself at 1, as the best-first walk has it)."""
+
+    def __init__(self, g, r: int, forward: bool, lo: int, deadline) -> None:
+        self.g, self.r, self.forward, self.lo, self.deadline = g, r, forward, lo, deadline
+        self.slots: dict[int, int] = {}
+        self.sets: list = []
+        self.confs: list = []
+        self.timed_out = False
+
+    def get(self, u: int, share: bool = False) -> int:
+        k = self.slots.get(u)
+        if k is None:
+            ends, scores, cut = widest(self.g, [self.r], u, forward=self.forward, lo=self.lo, deadline=self.deadline)
+            self.timed_out = self.timed_out or cut
+            k = self.slots[u] = len(self.sets)
+            self.sets.append(ends)
+            self.confs.append(scores)
+        return k
+
+
+class HopSets:
+    """One asserted step from each start: ``sets``/``confs`` per slot, like a :class:`ReachMemo`."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+        self.slots: dict[int, int] = {}
+        self.sets: list[np.ndarray] = []
+        self.confs: list[np.ndarray] = []
+        self.timed_out = False
+
+    def get(self, u: int, share: bool = False) -> int:
+        k = self.slots.get(u)
+        if k is None:
+            row = self.index.get(u) or {}
+            vals = np.fromiter(row.keys(), dtype=np.int64, count=len(row))
+            conf = np.fromiter(row.values(), dtype=np.float64, count=len(row))
+            order = np.argsort(vals)
+            k = self.slots[u] = len(self.sets)
+            self.sets.append(vals[order])
+            self.confs.append(conf[order])
+        return k

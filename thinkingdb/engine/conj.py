@@ -64,7 +64,8 @@ def pattern_order(patterns: tuple) -> list[int]:
 @dataclass(frozen=True, slots=True)
 class _Step:
     i: int                 # the pattern's index in the query
-    kind: str              # "closed": reach sets of a closed relation; "hop": one asserted step; "walk": r+ / r* over asserted facts
+    kind: str              # "closed": reach sets of a closed relation; "hop": one asserted step; "walk": r+ / r*
+                           # over asserted facts scoring 1; "best": r+ / r* over asserted facts of any confidence
     r: int                 # relation id
     direction: bool        # graph direction walked from the start end (True: subject -> object)
     lo: int                # 0: the start matches itself (r*)
@@ -136,38 +137,12 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
             kind = "hop"
         else:
             from .bfs import _all_one
-            if not _all_one(g, r):
-                return None
-            kind = "walk"
+            kind = "walk" if _all_one(g, r) else "best"
         steps.append(_Step(i, kind, r, direction, lo, start, other, s_known, o_known, from_subject))
         bound.update(v.name for v in p.variables())
     if limits.max_derived is not None and any((r, not d) in directions for r, d in directions):
         return None
     return steps
-
-
-class _Hops:
-    """One asserted step from each start: ``sets``/``confs`` per slot, like a :class:`ReachMemo`."""
-
-    def __init__(self, index) -> None:
-        self.index = index
-        self.slots: dict[int, int] = {}
-        self.sets: list[np.ndarray] = []
-        self.confs: list[np.ndarray] = []
-        self.timed_out = False
-
-    def get(self, u: int, share: bool = False) -> int:
-        import numpy as np
-        k = self.slots.get(u)
-        if k is None:
-            row = self.index.get(u) or {}
-            vals = np.fromiter(row.keys(), dtype=np.int64, count=len(row))
-            conf = np.fromiter(row.values(), dtype=np.float64, count=len(row))
-            order = np.argsort(vals)
-            k = self.slots[u] = len(self.sets)
-            self.sets.append(vals[order])
-            self.confs.append(conf[order])
-        return k
 
 
 def _degrees(index, us: np.ndarray) -> np.ndarray:
@@ -186,7 +161,7 @@ def _degrees(index, us: np.ndarray) -> np.ndarray:
 def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, deadline: float | None) -> Table:
     """Evaluate ``steps`` over ``view`` into a :class:`Table` (see the module docstring)."""
     import numpy as np
-    from .bfs import ReachMemo, rank_array
+    from .bfs import BestSets, HopSets, ReachMemo, rank_array
     from .reachsets import _distinct, _gather
     g = view.g
     rank = rank_array(g)
@@ -205,8 +180,10 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
             if st.r not in walks:
                 walks[st.r] = ReachMemo.pair(g, [st.r], deadline)
             src = walks[st.r][0 if st.direction else 1]
+        elif st.kind == "best":
+            src = BestSets(g, st.r, st.direction, st.lo, deadline)
         else:
-            src = _Hops((g._out if st.direction else g._in)[st.r])
+            src = HopSets((g._out if st.direction else g._in)[st.r])
         K = _column(st.start, cols, n_rows)
         us = _distinct(K.copy())    # (a sort: np.unique hashes, 5x slower on 2M ids)
         if rank is not None and len(us):
@@ -256,7 +233,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
         lens = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
         buf = np.concatenate(sets).astype(np.int64) if sets else np.zeros(0, np.int64)
         touched[buf] = True
-        conf = np.concatenate([src.confs[k] for k in distinct.tolist()]) if st.kind == "hop" and sets else None
+        conf = np.concatenate([src.confs[k] for k in distinct.tolist()]) if hasattr(src, "confs") and sets else None
         off = np.cumsum(lens) - lens
         order = np.argsort(used)
         row_pos = where[order[np.searchsorted(used, K, sorter=order)]] if len(K) else np.zeros(0, np.int64)
@@ -280,7 +257,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
         idx = np.repeat(np.arange(n_rows, dtype=np.int64), row_len)
         vals = _gather(buf, off[row_pos], row_len)
         sc = _gather(conf, off[row_pos], row_len) if conf is not None else None
-        if st.lo == 0:               # r*: the start itself, unless its set already holds it
+        if st.lo == 0 and st.kind != "best":    # r*: the start itself, unless its set already holds it
             tagged = np.repeat(np.arange(len(sets), dtype=np.int64), lens) * n + buf
             probe = row_pos * n + K
             i = np.minimum(np.searchsorted(tagged, probe), max(len(tagged) - 1, 0))
@@ -338,7 +315,7 @@ def table_answers(view, table: Table, aggregate: str) -> TableAnswers:
         pat = query.patterns[i]
         a, b = value(st.start, row), value(st.other, row)
         s, o = (a, b) if st.from_subject else (b, a)
-        if st.kind == "walk":
+        if st.kind in ("walk", "best"):
             if st.s_known or not st.o_known:
                 w = _walk(walks, view, (i, True), pat.path, s)
                 score, steps = w[o]
