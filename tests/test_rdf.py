@@ -149,6 +149,24 @@ def test_skip_invalid_keeps_the_good_lines_after_a_bad_one(tmp_path):
     assert kb.store.provenance(_t(f"{EX}f", f"{EX}p", f"{EX}g"))[0]["line"] == 5
 
 
+@pytest.mark.parametrize("bad_bytes", [False, True])   # True: a block that is not UTF-8 goes whole to pyoxigraph
+def test_a_line_with_an_error_contributes_nothing(tmp_path, bad_bytes):
+    """pyoxigraph gives the triple of ``<a> <p> <b> .<c>`` before it reports the error on that line: the
+    triple must not be kept, with --skip-invalid or without."""
+    lines = [f"<{EX}a> <{EX}p> <{EX}b> .<{EX}c>", f"<{EX}d> <{EX}p> <{EX}e> .",
+             f"<{EX}f> <{EX}p> <{EX}g> . <{EX}f> <{EX}p> <{EX}h> .", f'<{EX}i> <{EX}p> "x" .junk',
+             f"<{EX}j> <{EX}p> <{EX}k> ."]
+    path = tmp_path / "a.nt"
+    path.write_bytes("\n".join(lines).encode("utf-8") + (b'\n<x> <y> "\xff" .\n' if bad_bytes else b"\n"))
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        with pytest.raises(IngestError) as err:
+            kb.ingest([str(path)])
+        assert [d.line for d in err.value.diagnostics] == [1, 3, 4] + ([6] if bad_bytes else [])
+        report = kb.ingest([str(path)], skip_invalid=True)
+        assert {(s, o) for s, _, o, _ in facts(kb)} == {(f"{EX}d", f"{EX}e"), (f"{EX}j", f"{EX}k")}
+        assert report.rejected == 3 + bad_bytes
+
+
 def test_turtle_error_names_line(tmp_path):
     path = tmp_path / "bad.ttl"
     path.write_text("@prefix ex: <http://example.org/> .\nex:a ex:p ex:b .\nex:a ex:p ex:c ;\n", encoding="utf-8")
@@ -305,7 +323,8 @@ LINES = st.one_of(
                      "<urn:x:1> <urn:x:2> <urn:x:3>.", "<urn:x:1> <urn:x:2> <urn:x:3> . ", "<urn:x 1> <urn:x:2> <urn:x:3> .",
                      "<urn:x:1>> <urn:x:2> <urn:x:3> .", "<urn:x:1> <urn:x:2> <urn:x:3> <urn:x:4> .",
                      "<urn:x:1> <urn:x:2> <urn:x:<3> .",
-                     "<urn:x:1> <urn:x:2> <urn:x:3> .#c", "<> <urn:x:2> <urn:x:3> ."]))
+                     "<urn:x:1> <urn:x:2> <urn:x:3> .#c", "<> <urn:x:2> <urn:x:3> .",
+                     "<urn:x:1> <urn:x:2> <urn:x:3> .<urn:x:4>", "<urn:x:1> <urn:x:2> <urn:x:3> . <urn:x:1> <urn:x:2> <urn:x:4> ."]))
 
 
 @settings(max_examples=60)

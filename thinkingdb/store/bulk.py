@@ -121,11 +121,20 @@ class FactWriter:
         _rank(rank, ids.relations, rels)
         s, r, o = rank[s], rank[r], rank[o]
         del rank
-        order = np.lexsort((o, r, s))           # key order: the ids are ranks of the sorted texts
-        ss, rs, os_ = s[order], r[order], o[order]
-        n = len(order)
+        n = len(s)
         first = np.ones(n, dtype=bool)
-        first[1:] = (ss[1:] != ss[:-1]) | (rs[1:] != rs[:-1]) | (os_[1:] != os_[:-1])
+        ns, nr = max(len(names), 1), max(len(rels), 1)
+        if ns * ns * nr < 1 << 62:   # key order (the ids are ranks of the sorted texts) as one integer
+            key = (s * nr + r) * ns + o
+            order = np.argsort(key)     # rows of one triple in any order: they become one fact
+            key = key[order]
+            first[1:] = key[1:] != key[:-1]
+            del key
+        else:
+            order = np.lexsort((o, r, s))
+            ss, rs, os_ = s[order], r[order], o[order]
+            first[1:] = (ss[1:] != ss[:-1]) | (rs[1:] != rs[:-1]) | (os_[1:] != os_[:-1])
+            del ss, rs, os_
         starts = np.flatnonzero(first)
         best = np.maximum.reduceat(conf[order], starts)
         fact = np.empty(n, dtype=np.int64)       # the fact id of each row, in file order
@@ -136,7 +145,8 @@ class FactWriter:
         base = c.execute("SELECT coalesce(max(id), 0) FROM facts").fetchone()[0]
         if base:
             fact += base
-        fs, fr, fo = ss[starts], rs[starts], os_[starts]
+        pick = order[starts]
+        fs, fr, fo = s[pick], r[pick], o[pick]
         pending = None
         if not base and self.store.graph_file:   # all the store's facts: the graph file is made from them,
             pending = _in_thread(fact_arrays, names, rels, fs, fr, fo, best)   # its arrays while SQLite writes
@@ -150,7 +160,7 @@ class FactWriter:
                 c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", zip(ids, sub, rel, obj, best[i:j].tolist()))
         if not base:
             self.store.keep_loaded_graph(names, rels, fs, fr, fo, best, pending)
-        del s, r, o, ss, rs, os_, order, first, starts
+        del s, r, o, order, first, starts, pick
         rebuild = n >= BULK_MIN and c.execute("SELECT 1 FROM provenance LIMIT 1").fetchone() is None
         if rebuild:
             for name, _ in PROVENANCE_INDEXES:

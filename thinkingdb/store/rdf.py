@@ -278,12 +278,17 @@ def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object,
                 continue
         while data:
             stmts = _statement_lines(data)
-            k = 0
+            k, held = 0, None   # the last statement, given out once the parser is past its line
             try:
                 for q in ox.parse(data, fmt):
-                    yield q, base + (stmts[k] if stmts is not None else k + 1), None, size
-                    size = 0
+                    if held is not None:
+                        yield held + (None, size)
+                        size = 0
+                    held = (q, base + (stmts[k] if stmts is not None else k + 1))
                     k += 1
+                if held is not None:
+                    yield held + (None, size)
+                    size = 0
                 data = b""
             except SyntaxError as exc:
                 bad, column = max(exc.lineno or 1, 1), exc.offset or 1
@@ -291,6 +296,9 @@ def _line_quads(ox, fmt, fh, source: str, simple=None) -> Iterator[tuple[object,
                 while bad > 1 and (bad > len(lines) or not lines[bad - 1].strip()):  # an end of input: the
                     bad -= 1                                                       # statement left open
                     column = len(lines[bad - 1]) + 1
+                if held is not None and held[1] != base + bad:   # a line with an error gives nothing, not
+                    yield held + (None, size)                    # the statement read before the error
+                    size = 0
                 text = lines[bad - 1].decode("utf-8", "replace") if bad <= len(lines) else ""
                 yield None, base + bad, reject(source, base + bad, column, _message(exc), text), size
                 size = 0
@@ -302,14 +310,20 @@ def _mapped_quads(ox, fmt, lines: list[str], where: list[int], source: str):
     """The statements of ``lines`` (one each; ``where[k]`` is the file line of ``lines[k]``), going on
     after a bad line."""
     while lines:
-        k = 0
+        k, held = 0, None   # as in _line_quads: a statement is given out once the parser is past its line
         try:
             for q in ox.parse("\n".join(lines).encode("utf-8"), fmt):
-                yield q, where[k], None, 0
+                if held is not None:
+                    yield held
+                held = (q, where[k], None, 0)
                 k += 1
+            if held is not None:
+                yield held
             return
         except SyntaxError as exc:
             bad = min(max(exc.lineno or 1, 1), len(lines))
+            if held is not None and held[1] != where[bad - 1]:
+                yield held
             yield None, where[bad - 1], reject(source, where[bad - 1], exc.offset or 1, _message(exc),
                                                lines[bad - 1]), 0
             lines, where = lines[bad:], where[bad:]
