@@ -24,6 +24,7 @@ from .sqlite import PROVENANCE_INDEXES, FactRow, Store
 BULK_MIN = 20_000
 """Provenance rows from which the bulk path drops the provenance indexes and builds them after the load."""
 _SLICE = 1 << 16   # facts per executemany of the bulk load
+_KEY_LIMIT = 1 << 62   # the triples are sorted as one integer key when (symbols^2 * relations) is below this
 
 
 class FactWriter:
@@ -124,7 +125,7 @@ class FactWriter:
         n = len(s)
         first = np.ones(n, dtype=bool)
         ns, nr = max(len(names), 1), max(len(rels), 1)
-        if ns * ns * nr < 1 << 62:   # key order (the ids are ranks of the sorted texts) as one integer
+        if ns * ns * nr < _KEY_LIMIT:   # key order (the ids are ranks of the sorted texts) as one integer
             key = (s * nr + r) * ns + o
             order = np.argsort(key)     # rows of one triple in any order: they become one fact
             key = key[order]
