@@ -108,10 +108,13 @@ step = st.one_of(st.tuples(st.just("ingest"), st.integers(0, 3), st.lists(triple
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(step, min_size=1, max_size=8), limit=st.sampled_from([1, 3, 4096]))
-def test_incremental_equals_full_rebuild(tmp_path_factory, monkeypatch, steps, limit):
+@given(steps=st.lists(step, min_size=1, max_size=8), limit=st.sampled_from([1, 3, 4096]),
+       full_after=st.sampled_from([0, 2048]))
+def test_incremental_equals_full_rebuild(tmp_path_factory, monkeypatch, steps, limit, full_after):
+    from thinkingdb.engine import mapped
     tmp_path = tmp_path_factory.mktemp("delta")
     monkeypatch.setattr(gd, "merge_limit", lambda n: limit)   # 1 and 3: merges happen all along
+    monkeypatch.setattr(mapped, "FULL_AFTER", full_after)     # 0: a relation is merged whole at its first row
     kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
     write_source(tmp_path / "seed.tdb", [("a", "p", "b", 1.0), ("b", "q", "c", 0.5)])
     kb.ingest([str(tmp_path / "seed.tdb")])
