@@ -2,7 +2,7 @@
 
 Under a transitive declaration the second pattern asks for the reach set of every ``x`` the first
 one found — 200,000 searches on a 1M-fact store with cycles, if done one by one. Here the patterns
-run in the evaluator's order (:func:`thinkingdb.engine.query._order`) over a table of bindings held as
+run in the evaluator's order (:func:`pattern_order`) over a table of bindings held as
 arrays: each pattern takes the distinct values of its known end, gets one set per value, and joins
 them to the rows in numpy. The sets come from a :class:`~thinkingdb.engine.bfs.ReachMemo`, shared
 across each strongly connected component, so asking for all 200,000 members of a component costs
@@ -14,8 +14,8 @@ full closure).
 A pattern is one relation ``R`` (maybe inverted), plain or ``+`` / ``*``, with a known end (a constant
 or a variable bound by an earlier pattern): ``R`` transitively closed by the single-source path with
 every step scoring 1 (its reach sets), or not derived at all (one asserted step, any confidence; ``+``
-/ ``*`` over facts that all score 1). Anything else, or a node bound, leaves the question to the
-general evaluator.
+/ ``*`` by breadth-first search, or by the best-walk search when its facts score below 1). Anything
+else, or a node bound, leaves the question to the general evaluator.
 
 **Bounds.** ``max_derived`` counts the derived facts the question looks at: a start's whole reach set
 less its asserted facts, each start counted once per relation and direction (a question reading one
@@ -25,6 +25,21 @@ pattern; the first start whose facts would take the count past ``max_derived`` s
 there: its rows and the later ones are dropped, ``truncated`` is ``"derived"``, and the answers are
 those found before it — each with its exact score and proof. The deadline stops it the same way
 (``"time"``). So a question with 40 billion answers stops at the bound in well under a second.
+
+>>> from thinkingdb.engine.graph import FactGraph
+>>> from thinkingdb.engine.query import evaluate
+>>> from thinkingdb.engine.rules import compile_declarations
+>>> from thinkingdb.model import Declaration, Fact, PathRel, QueryPattern
+>>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a"), Fact("c", "t", "d", 0.5)])
+>>> rules = compile_declarations([Declaration("r", "transitive")])
+>>> q = Query((QueryPattern("a", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("t"), Var("y"))))
+>>> res = evaluate(q, g, rules)
+>>> type(res.answers).__name__, [(a.bindings, a.score) for a in res.answers]
+('TableAnswers', [({'x': 'c', 'y': 'd'}, 0.5)])
+>>> print(res.answers[0].proof.premises[0].to_text())   # built when read
+a r c  [score 1, depth 1, rule r_transitive @1]
+├── a r b  [score 1, asserted]
+└── b r c  [score 1, asserted]
 """
 
 from __future__ import annotations
