@@ -71,7 +71,10 @@ def parse_simple(text: str, source: str = "<string>") -> ast.Document | None:
         body = line.strip(" \t")
         if not body or body[0] == "#":
             continue
-        word = body.split(None, 1)[0]
+        words = body.split(None, 1)
+        if not words:     # only other white space (a lone \r, \f): the full parser decides
+            return None
+        word = words[0]
         read = _query if body[0] == "?" else {"why": _why, "rule": _rule, "relation": _relation}.get(word)
         stmt = None if read is None else read(line, lineno)
         if stmt is None:

@@ -152,3 +152,15 @@ def test_cli_tsv_and_text_of_the_pairs(tmp_path, capsys):
     assert main(["--db", db, "query", "? ?x next ?z.", "--limit", "2"]) == 0
     assert capsys.readouterr()[0].splitlines()[-2:] == ["?x = c0  ?z = c1  (score 1)",
                                                         "?x = c0  ?z = c10  (score 1)"]
+
+
+def test_the_time_bound_is_reported_on_the_chain():
+    """A 1 ms budget cannot build the chain's reach sets (about 0.3 s): 'time', never more than the
+    true pairs, each a true pair."""
+    g = _chain(1000)
+    q = Query((QueryPattern(X, PathRel("next"), Y),))
+    res = evaluate(q, g, NEXT, limits=Limits(timeout_ms=1))
+    assert res.truncated == "time"
+    rows = set(zip(*res.answers.columns())) if hasattr(res.answers, "columns") else \
+        {(a.bindings["x"], a.bindings["y"]) for a in res.answers}
+    assert len(rows) <= 500_500 and all(int(a[1:]) < int(b[1:]) for a, b in rows)
