@@ -17,6 +17,7 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Sequence
 
+from ..errors import StoreError
 from .graphfile import fact_arrays
 from .records import Interner
 from .sqlite import PROVENANCE_INDEXES, FactRow, Store
@@ -151,14 +152,21 @@ class FactWriter:
         pending = None
         if not base and self.store.graph_file:   # all the store's facts: the graph file is made from them,
             pending = _in_thread(fact_arrays, names, rels, fs, fr, fo, best)   # its arrays while SQLite writes
+        # SQLite numbers the rows itself (one more than the largest id, so base + 1, base + 2, ...; no
+        # look-up of an id given): the facts are inserted in key order, their ids are those of `fact`
         for i in range(0, len(starts), _SLICE):   # slices: no million-element lists of Python objects
             j = min(i + _SLICE, len(starts))
-            ids, sub = range(base + i + 1, base + j + 1), map(names.__getitem__, fs[i:j].tolist())
+            sub = map(names.__getitem__, fs[i:j].tolist())
             rel, obj = map(rels.__getitem__, fr[i:j].tolist()), map(names.__getitem__, fo[i:j].tolist())
             if (best[i:j] == 1.0).all():
-                c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, 1.0)", zip(ids, sub, rel, obj))
+                c.executemany("INSERT INTO facts (subject, relation, object, confidence) VALUES (?, ?, ?, 1.0)",
+                              zip(sub, rel, obj))
             else:
-                c.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", zip(ids, sub, rel, obj, best[i:j].tolist()))
+                c.executemany("INSERT INTO facts (subject, relation, object, confidence) VALUES (?, ?, ?, ?)",
+                              zip(sub, rel, obj, best[i:j].tolist()))
+        last = c.execute("SELECT max(id) FROM facts").fetchone()[0]
+        if last != base + len(starts):   # never seen: SQLite gives max(id) + 1 below 2**63 - 1
+            raise StoreError(f"{self.store.path}: the bulk load's fact ids end at {last}, not {base + len(starts)}")
         if not base:
             self.store.keep_loaded_graph(names, rels, fs, fr, fo, best, pending)
         del s, r, o, order, first, starts, pick
