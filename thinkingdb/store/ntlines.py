@@ -28,6 +28,13 @@ without building pyoxigraph objects; each distinct IRI is still checked by pyoxi
 ``("", "", "", line)``."""
 
 
+_BLANK = r"_:([A-Za-z0-9_]+)"
+TERM_LINE = re.compile(r"(?:" + _IRIREF + "|" + _BLANK + r")[ \t]+" + _IRIREF + r"[ \t]+(?:" + _IRIREF + "|" + _BLANK
+                       + r'|"([^"\\\r\n]*)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*))?)[ \t]*\.[ \t]*(?:#.*)?\r?')
+"""A line of a subject IRI or blank node, a predicate IRI and an object IRI, blank node or literal
+without escapes or datatype (with a language tag, checked by pyoxigraph once): ``(s, s blank, p, o,
+o blank, literal, tag)``. Blank node labels of letters, digits and ``_`` only; other lines go to the parser."""
+
 _WEIGHTS = None
 _PLAIN = 3 + (3 << 16) + (3 << 32)   # a line of exactly three '<', three '>', three spaces, nothing forbidden
 
@@ -121,6 +128,69 @@ def block_reader(reader, ox, current: list[Batch], ids: Interner, special: froze
             return None
         return named(iri)
 
+    tags: dict[str, bool] = {}   # language tags seen: whether pyoxigraph takes them
+    blank, literal = reader.blank, reader.literal
+
+    def tag_ok(tag: str) -> bool:
+        ok = tags.get(tag)
+        if ok is None:
+            try:
+                ox.Literal("", language=tag)
+                ok = True
+            except ValueError:
+                ok = False
+            tags[tag] = ok
+        return ok
+
+    def symbol(iri: str) -> int:
+        i = sid.get(iri)
+        if i is None:
+            i = symbols([iri])[0]
+        return int(i)
+
+    def predicate(p: str) -> int:
+        i = pid.get(p)
+        if i is None:
+            i = predicates([p])[0]
+        return int(i)
+
+    def term_lines(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        """A column entry of the lines :data:`TERM_LINE` takes (those with a literal object also add a
+        label, as the parser's path does); the other lines are returned."""
+        S, R, O, L, slow = [], [], [], [], []
+        for i, text in found:
+            m = TERM_LINE.fullmatch(text)
+            if m is None:
+                slow.append((i, text))
+                continue
+            si, sb, p, oi, ob, lit, tag = m.groups()
+            ks = symbol(si) if si is not None else ids.symbol(blank + sb)
+            rl = predicate(p)
+            if ks < 0 or rl < 0 or (tag is not None and not tag_ok(tag)):
+                slow.append((i, text))
+                continue
+            if lit is not None:
+                key = literal(lit, tag is not None, current[0])
+                if key is None:   # skipped (and counted)
+                    continue
+                ko = ids.symbol(key)
+            else:
+                ko = symbol(oi) if oi is not None else ids.symbol(blank + ob)
+                if ko < 0:
+                    slow.append((i, text))
+                    continue
+            if p in flipped:
+                ks, ko = ko, ks
+            S.append(ks)
+            R.append(rl)
+            O.append(ko)
+            L.append(i)
+        if L:
+            batch = current[0]
+            batch.columns.append((len(batch.rows), np.array(S, dtype=np.int64), np.array(R, dtype=np.int64),
+                                  np.array(O, dtype=np.int64), np.array(L, dtype=np.int64)))
+        return slow
+
     def symbols(S: list[str]):
         got = np.fromiter(map(sid.get, S, repeat(-1)), np.int64, len(S))
         for j in np.flatnonzero(got < 0).tolist():   # first sight of an IRI (or one refused before)
@@ -188,8 +258,8 @@ def block_reader(reader, ox, current: list[Batch], ids: Interner, special: froze
             where = list(compress(range(len(lines)), S))   # the lines of three IRIs
             slow += keyed(list(compress(S, S)), list(compress(P, S)), list(compress(O, S)),
                           np.array([lines[j] for j in where], dtype=np.int64), lambda j: texts[where[j]])
-            slow += [(i, x) for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and
-                     x.lstrip()[0] != "#"]
+            slow += term_lines([(i, x) for i, x in zip(compress(lines, X), compress(X, X)) if x.strip() and
+                                x.lstrip()[0] != "#"])
             slow.sort()
         return slow
     return block

@@ -82,19 +82,24 @@ class _Reader:
         if kind == "BlankNode":
             return self.blank + value
         if kind == "Literal":
-            if self.literals == "skip":
-                self.count("literals skipped")
-                return None
-            if term.language or term.datatype.value not in _PLAIN_TYPES:
-                self.count("literal tags and datatypes dropped")
-            if not value.strip():
-                self.count("empty literals skipped")
-                return None
-            key = self.vocab.symbol(value)
-            batch.labels.setdefault(key, value.strip())
-            return key
+            return self.literal(value, bool(term.language) or term.datatype.value not in _PLAIN_TYPES, batch)
         self.count("quoted triples skipped")
         return None
+
+    def literal(self, value: str, tagged: bool, batch: Batch) -> str | None:
+        """The key of a literal object (None: skipped); ``tagged``: it has a language tag or a datatype
+        other than a plain string's."""
+        if self.literals == "skip":
+            self.count("literals skipped")
+            return None
+        if tagged:
+            self.count("literal tags and datatypes dropped")
+        if not value.strip():
+            self.count("empty literals skipped")
+            return None
+        key = self.vocab.symbol(value)
+        batch.labels.setdefault(key, value.strip())
+        return key
 
     def relation_key(self, iri: str) -> str:
         """The relation key of a predicate IRI, before inverses orient it."""
