@@ -174,12 +174,17 @@ def _ntriples(path, lines: int, seed: int) -> None:
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("lines, seed", [(400, 1), (25_000, 2)])   # 25,000 lines: several 1 MiB blocks and batches
-def test_ntriples_bulk_load_writes_the_store_of_the_row_by_row_path(tmp_path, monkeypatch, lines, seed):
+@pytest.mark.parametrize("lines, seed, memo", [(400, 1, None), (25_000, 2, None), (25_000, 3, 40)])
+def test_ntriples_bulk_load_writes_the_store_of_the_row_by_row_path(tmp_path, monkeypatch, lines, seed, memo):
+    """25,000 lines: several 1 MiB blocks and batches; ``memo``: the IRI memo of the reader emptied
+    every 40 IRIs (thinkingdb.store.ntlines.MEMO)."""
     pytest.importorskip("pyoxigraph")
     nt = tmp_path / "g.nt"
     _ntriples(nt, lines, seed)
     _same_blank_nodes(monkeypatch)
+    if memo is not None:
+        from thinkingdb.store import ntlines
+        monkeypatch.setattr(ntlines, "MEMO", memo)
     with Store(str(tmp_path / "bulk.sqlite")) as st:
         report = ingest(st, [str(nt)])
         got = st.dump()
