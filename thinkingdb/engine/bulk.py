@@ -72,7 +72,25 @@ class _Labels(Mapping):
         return 1
 
 
-class BulkAnswers(Sequence):
+class _ArrayAnswers(Sequence):
+    """Answers held as arrays: an int index makes one :class:`~thinkingdb.engine.answers.Answer`
+    (``_answer``), a slice the same kind of holder over the sliced arrays (``_slice``)."""
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._slice(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._answer(i)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self._answer(i)
+
+
+class BulkAnswers(_ArrayAnswers):
     """Answers of one variable held as arrays: ``ends`` (symbol ids) and ``scores``, in answer order.
     Indexing or iterating makes :class:`~thinkingdb.engine.answers.Answer` values on the fly."""
 
@@ -98,22 +116,11 @@ class BulkAnswers(Sequence):
         labels = {} if self._labels is None else _Labels(self.var, key, self._labels)
         return Answer({self.var: key}, score, lambda: build()[0], labels)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            keys = self.keys()[i]
-            out = BulkAnswers(self.ids, self.var, self.ends[i], self.scores[i], self._proofs, self._labels)
-            out._keys = keys
-            return out
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._answer(i)
-
-    def __iter__(self):
-        keys = self.keys()
-        for i in range(len(keys)):
-            yield self._answer(i)
+    def _slice(self, i: slice) -> "BulkAnswers":
+        keys = self.keys()[i]
+        out = BulkAnswers(self.ids, self.var, self.ends[i], self.scores[i], self._proofs, self._labels)
+        out._keys = keys
+        return out
 
     def with_labels(self, fetch: Callable[[list[str]], dict[str, str]]) -> "BulkAnswers":
         """The same answers carrying display labels, fetched (all at once) when one is first read."""
@@ -122,7 +129,7 @@ class BulkAnswers(Sequence):
         return out
 
 
-class TableAnswers(Sequence):
+class TableAnswers(_ArrayAnswers):
     """Answers of a conjunction held as id columns and scores, in answer order; each
     :class:`~thinkingdb.engine.answers.Answer` (and its proof) made when read."""
 
@@ -163,22 +170,12 @@ class TableAnswers(Sequence):
             score, build = self._make(row, float(self.scores[i]), int(self.rows[i]))
         return Answer(bindings, score, build, labels)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            out = TableAnswers(self.ids, self.names, [c[i] for c in self.cols], self.scores[i], self._make,
-                               self._labels, None if self.rows is None else self.rows[i])
-            if self._keys is not None:
-                out._keys = [k[i] for k in self._keys]
-            return out
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._answer(i)
-
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self._answer(i)
+    def _slice(self, i: slice) -> "TableAnswers":
+        out = TableAnswers(self.ids, self.names, [c[i] for c in self.cols], self.scores[i], self._make,
+                           self._labels, None if self.rows is None else self.rows[i])
+        if self._keys is not None:
+            out._keys = [k[i] for k in self._keys]
+        return out
 
     def with_labels(self, fetch) -> "TableAnswers":
         out = TableAnswers(self.ids, self.names, self.cols, self.scores, self._make, _LabelSource(fetch, self.keys),
