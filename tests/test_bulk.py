@@ -139,3 +139,21 @@ def test_best_walks_hand_computed():
     res = evaluate(Query((QueryPattern("a", PathRepeat(PathRel("r"), 1, None), Var("x")),)), FactGraph(fs), ())
     assert [(a.bindings["x"], a.score) for a in res.answers] == [("c", 1.0), ("a", 0.9), ("b", 0.9)]
     assert [str(p.conclusion) for p in res.answers[2].proof.premises] == ["a r c", "c r b"]
+
+
+def test_array_answers_compare_as_the_list_of_their_answers():
+    """Two evaluations of the same question are equal however their answers are held (arrays or a list)."""
+    from thinkingdb.engine.graph import FactGraph
+    from thinkingdb.engine.query import evaluate
+    from thinkingdb.engine.rules import compile_declarations
+    from thinkingdb.language import parse_query
+    from thinkingdb.model import Declaration, Fact
+    g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c")])
+    rules = compile_declarations([Declaration("r", "transitive")])
+    both = parse_query("? ?x r ?y.")
+    one = parse_query("? a r ?y.")
+    first, again = evaluate(both, g, rules).answers, evaluate(both, g, rules).answers
+    assert first is not again and first == again and first == list(again)
+    assert [(a.bindings["x"], a.bindings["y"]) for a in first] == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert evaluate(one, g, rules).answers == evaluate(one, g, rules).answers
+    assert first != evaluate(one, g, rules).answers and first != "abc"

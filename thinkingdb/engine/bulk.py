@@ -89,6 +89,14 @@ class _ArrayAnswers(Sequence):
         for i in range(len(self)):
             yield self._answer(i)
 
+    def __eq__(self, other):
+        """Equal to a list, tuple or array holder of the same answers in the same order (as a list is)."""
+        if isinstance(other, (list, tuple, _ArrayAnswers)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None   # mutable-sequence semantics, as a list
+
 
 class BulkAnswers(_ArrayAnswers):
     """Answers of one variable held as arrays: ``ends`` (symbol ids) and ``scores``, in answer order.
