@@ -35,7 +35,9 @@ __all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect",
            "merge_limit", "load_or_build", "build_graph", "restricted"]
 
 MAX_DELTA = 65536          # entries a delta may hold before it is merged into the base
-BULK_KEYS = 4096           # more changes (or symbols) than this: looked up with whole-array searches
+BULK_KEYS = 4096           # at least this many changes (or symbols) before whole-array lookups are used,
+SEARCH_COST = 32           # and more than 1/SEARCH_COST of the base's symbols (or facts): one binary
+                           # search costs about what decoding SEARCH_COST symbols does (~39 us against ~1 us)
 DELTA_MAGIC = b"TDBDELTA"
 _TRIGGERS = {
     "tdb_fact_ins": "AFTER INSERT ON main.facts BEGIN INSERT INTO tdb_changed VALUES (new.id); END",
@@ -283,7 +285,7 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         return p if p < nb and probe.base_key(p) == k else None
 
     keys = {x for s, _, o, _ in changes for x in (s, o)}
-    if len(keys) > BULK_KEYS:    # many symbols: decode the base's keys once instead of a search each
+    if len(keys) > max(BULK_KEYS, nb // SEARCH_COST):   # decode the base's keys once, not a search each
         every = {k: i for i, k in enumerate(base.symbols())}
         sym_ids = {k: every.get(k) for k in keys}
     else:
@@ -304,7 +306,7 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
     else:
         E = {}
     ckeys = [(rel_ids[r], ext_sym(s), ext_sym(o)) for s, r, o, _ in changes]
-    if len(changes) > BULK_KEYS:
+    if len(changes) > max(BULK_KEYS, base.n_facts // SEARCH_COST):   # one code array per relation touched
         found = _base_confs(base, nb, nbr, *(np.array([k[i] for k in ckeys], dtype=np.int64) for i in range(3)))
         base_conf = dict(zip(ckeys, (None if x != x else x for x in found.tolist())))
     else:
