@@ -227,9 +227,9 @@ def test_export_then_ingest_gives_the_same_store(tmp_path_factory, facts_, decls
     assert after == before
 
 
-def test_export_nt_by_hand():
-    import tempfile, os
-    d = tempfile.mkdtemp()
+def test_export_nt_by_hand(tmp_path):
+    import os
+    d = str(tmp_path)
     build(os.path.join(d, "kb.sqlite"), [("nginx", "depends_on", "ex:SSL", 1.0), ("a", "r", "b", 0.5)],
           [("depends_on", "transitive", None)])
     with open_kb(os.path.join(d, "kb.sqlite")) as kb:
