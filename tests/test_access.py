@@ -70,3 +70,28 @@ def test_table_equals_reference(us, caller_tags, region, day):
     caller = Caller(tags=tuple(caller_tags), region=region)
     mask = AccessTable(us).view(caller, day).mask
     assert [bool(m) for m in mask] == [unit_visible(u, caller, day) for u in us]
+
+
+def test_the_empty_fingerprint_is_that_of_an_empty_mask():
+    from thinkingdb.store.access import _EMPTY_FINGERPRINT, _fingerprint
+    assert _EMPTY_FINGERPRINT == _fingerprint(b"", 0)
+    assert AccessTable([]).view(Caller(), DAY).fingerprint == _fingerprint(b"", 0)
+
+
+@pytest.mark.parametrize("caller", [None, Caller(tags=("x",), region="EU")])
+def test_a_store_without_units_gives_the_lanes_view_without_the_lanes(tmp_path, caller):
+    """``kb.view`` of a store without units (no lanes loaded) equals the lanes' own view of it."""
+    from thinkingdb.api import KnowledgeBase
+    from thinkingdb.retrieval.lanes import Lanes
+    with KnowledgeBase(str(tmp_path / "kb.sqlite")) as kb:
+        kb.add_text("Nginx depends_on OpenSSL. openssl depends_on libc @0.5. rule r: ?x depends_on ?y => ?y used_by ?x.")
+        got = kb.view(caller)
+        state = kb._state()
+        assert state.public is got                      # the light path was taken, and is kept
+        want = Lanes(kb, state).caller_view(caller or Caller(), DAY)
+        assert got.view == want.view and got.view.everything
+        assert got.graph is want.graph is state.graph
+        assert got.rules == want.rules and len(got.rules) > 1   # the stored rule and the defaults
+        assert got.visible("any-unit") is want.visible("any-unit") is False
+        assert got.labels == want.labels == {"nginx": "Nginx", "openssl": "OpenSSL", "libc": "libc"}
+        assert kb.view(caller) is got

@@ -133,11 +133,20 @@ COLD_FORBIDDEN = ("numpy", "lark", "networkx", "lexical", "hdc", "Stemmer", "pya
                   "thinkingdb.store.tdbfile", "thinkingdb.store.rdf", "thinkingdb.store.jsonl",
                   "thinkingdb.retrieval.pipeline", "thinkingdb.engine.closure", "thinkingdb.engine.joins",
                   "urllib.request", "http.client", "email", "tempfile")
+# A plain question (no rule touches it) on a store without units loads less still: not the lanes nor the
+# views of restricted units (retrieval, hashlib, threading), not the conjunction engine, not proofs.
+PLAIN_FORBIDDEN = COLD_FORBIDDEN + ("thinkingdb.retrieval", "thinkingdb.engine.conj", "thinkingdb.engine.proofs",
+                                    "thinkingdb.engine.pairs", "thinkingdb.progress", "hashlib", "threading")
 
 _COLD = """
 import json, sys
 kind, db = sys.argv[1], sys.argv[2]
-if kind in ("api", "rules"):   # "rules": the default rule library read (without lark) and in force
+if kind == "plain":   # plain questions only: two lookups and a conjunction, their answers read (no proofs)
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(db, default_rules=False) as kb:
+        found = [[a.bindings["x"] for a in kb.query("? a r ?x.")], len(kb.query("? ?x r c.").answers),
+                 sorted((a.bindings["x"], a.bindings["y"]) for a in kb.query("? a r ?x, ?x r ?y."))]
+elif kind in ("api", "rules"):   # "rules": the default rule library read (without lark) and in force
     from thinkingdb.api import KnowledgeBase
     with KnowledgeBase(db, default_rules=kind == "rules") as kb:
         found = [len(kb.query("? a r ?x.").answers), len(kb.query("? ?x r+ c, a r ?y.").answers),
@@ -176,4 +185,12 @@ def test_a_cold_question_loads_no_heavy_module(small_store, kind, want):
     assert found == want                                  # the questions were answered
     assert "thinkingdb.engine.query" in mods              # the oracle reads real imports
     heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in COLD_FORBIDDEN))
+    assert heavy == []
+
+
+def test_a_cold_plain_question_loads_only_the_lookup_path(small_store):
+    found, mods = cold_modules("plain", small_store)
+    assert found == [["b", "c"], 2, [["b", "c"]]]        # a r b, a r c, b r c: hand-counted
+    assert {"thinkingdb.engine.query", "thinkingdb.engine.bulk"} <= mods   # the oracle reads real imports
+    heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in PLAIN_FORBIDDEN))
     assert heavy == []

@@ -1,16 +1,24 @@
-"""One answer of a query and how its proof is built on first read (shared by
-:mod:`thinkingdb.engine.query`, :mod:`thinkingdb.engine.stream` and :mod:`thinkingdb.engine.bulk`)."""
+"""One answer of a query, how its proof is built on first read, and the join order of a question's
+patterns (shared by :mod:`thinkingdb.engine.query`, :mod:`thinkingdb.engine.stream`,
+:mod:`thinkingdb.engine.bulk` and :mod:`thinkingdb.engine.conj`).
+
+>>> from thinkingdb.model import PathRel, QueryPattern, Var
+>>> pattern_order((QueryPattern(Var("x"), PathRel("r"), Var("y")), QueryPattern("a", PathRel("r"), Var("x"))))
+[1, 0]
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..model import Path, PathRel
+from ..model import Path, PathRel, Var
 from .paths import path_proof
-from .proofs import Proof
 
-__all__ = ["Answer"]
+if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
+    from .proofs import Proof
+
+__all__ = ["Answer", "pattern_order"]
 
 
 @dataclass(frozen=True)
@@ -53,4 +61,23 @@ def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: in
 def _conjoin(proofs: list[Proof], score: float) -> Proof:
     if len(proofs) == 1:
         return proofs[0]
+    from .proofs import Proof
     return Proof(None, score, max(p.depth for p in proofs), "query", None, 1.0, tuple(proofs))
+
+
+def pattern_order(patterns: tuple) -> list[int]:
+    """Patterns with a constant first, then those sharing a bound variable, else in written order."""
+    bound: set[str] = set()
+    left = list(range(len(patterns)))
+    order = []
+    while left:
+        def cost(i):
+            p = patterns[i]
+            terms = (p.subject, p.object)
+            known = sum(1 for t in terms if not isinstance(t, Var) or t.name in bound)
+            return -known, i
+        best = min(left, key=cost)
+        left.remove(best)
+        order.append(best)
+        bound.update(v.name for v in patterns[best].variables())
+    return order

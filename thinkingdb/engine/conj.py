@@ -49,31 +49,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..model import Limits, PathRel, Query, Var
-from .answers import _conjoin, _proofs_builder
+from .answers import _conjoin, _proofs_builder, pattern_order
 from .paths import PathWalk, _simple, invert
 
-if TYPE_CHECKING:   # numpy and the searches load when a conjunction runs as arrays (query.py imports
-    import numpy as np   # pattern_order for every question: a plain lookup loads no numpy, issue 20)
+if TYPE_CHECKING:   # numpy and the searches load when a conjunction runs as arrays (a plain lookup
+    import numpy as np   # loads neither them nor this module: issue 20)
 
-__all__ = ["Table", "array_answers", "pattern_order", "plan_conjunction", "run_conjunction", "table_answers"]
-
-
-def pattern_order(patterns: tuple) -> list[int]:
-    """Patterns with a constant first, then those sharing a bound variable, else in written order."""
-    bound: set[str] = set()
-    left = list(range(len(patterns)))
-    order = []
-    while left:
-        def cost(i):
-            p = patterns[i]
-            terms = (p.subject, p.object)
-            known = sum(1 for t in terms if not isinstance(t, Var) or t.name in bound)
-            return -known, i
-        best = min(left, key=cost)
-        left.remove(best)
-        order.append(best)
-        bound.update(v.name for v in patterns[best].variables())
-    return order
+__all__ = ["Table", "plan_conjunction", "run_conjunction", "table_answers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,23 +343,6 @@ def table_answers(view, table: Table, aggregate: str) -> TableAnswers:
 
     from .bulk import TableAnswers
     return TableAnswers(ids, names, cols, final, make)
-
-
-def array_answers(view, query: Query, limits: Limits, deadline, aggregate: str):
-    """``(answers, truncated)`` held as arrays — a conjunction run with the closure (its table), one
-    pattern with both ends free (:func:`thinkingdb.engine.pairs.pair_answers`) or with a constant end
-    (:func:`thinkingdb.engine.bulk.bulk_answers`) — or None."""
-    table = getattr(view, "table", None)
-    if table is not None and table.query is query:
-        return table_answers(view, table, aggregate), view.truncated
-    pats = query.patterns
-    if len(pats) == 1 and isinstance(pats[0].subject, Var) and isinstance(pats[0].object, Var):
-        from .pairs import pair_answers   # both ends free over a closed relation (pairs loads numpy)
-        got = pair_answers(view, query, limits, deadline, aggregate)
-        if got is not None:
-            return got
-    from .bulk import bulk_answers
-    return bulk_answers(view, query, limits, deadline, aggregate)
 
 
 def _in_order(keys: list, final: np.ndarray) -> bool:

@@ -23,8 +23,12 @@ import heapq
 import time
 
 from ..errors import QueryError
+from typing import TYPE_CHECKING
+
 from ..model import Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Triple
-from .proofs import Proof
+
+if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
+    from .proofs import Proof
 
 __all__ = ["PathWalk", "invert", "nullable", "relations"]
 
@@ -334,4 +338,5 @@ def path_proof(view, path: Path, subject: int, obj: int, score: float, keys: lis
     steps = tuple(view.fact_proof(k) for k in keys)
     depth = max((p.depth for p in steps), default=0)
     t = Triple(view.ids.sym_key(subject), str(path), view.ids.sym_key(obj))
+    from .proofs import Proof
     return Proof(t, score, depth, "path", str(path), 1.0, steps)

@@ -23,17 +23,19 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from .answers import Answer, _conjoin, _proofs_builder
-from .conj import pattern_order as _order
+from .answers import Answer, _conjoin, _proofs_builder, pattern_order as _order
+from .arrays import array_answers
 from ..errors import QueryError
 from .graph import FactGraph
 from ..model import Limits, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query, QueryPattern, Rule, Triple, Var
 from .paths import PathWalk, nullable as _nullable, path_proof, relations as _relations
-from .proofs import Proof
 from .results import GraphView
 from .rules import relevant_rules
+
+if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
+    from .proofs import Proof
 
 __all__ = ["evaluate", "why", "Answer", "QueryResult", "noisy_or"]
 
@@ -110,7 +112,7 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
-    from .conj import array_answers   # one pattern with a constant end, or a conjunction run as arrays
+    # one pattern with a constant end, or a conjunction run as arrays
     bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
         answers, truncated = bulk
@@ -322,6 +324,7 @@ def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Lim
     rel_rules = relevant_rules(tuple(rules), {triple.relation})
     if not rel_rules:
         c = g.confidence(triple)
+        from .proofs import Proof
         return None if c is None else Proof.asserted(triple, c)
     goal = Query((QueryPattern(triple.subject, PathRel(triple.relation), triple.object),))
     from .closure import closure

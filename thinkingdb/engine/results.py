@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..arith import run as run_constraints
 from ..model import Rule, Triple, Var, ground
 from .graph import FactGraph
-from .proofs import Proof
 from .rules import carries_score
+
+if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
+    from .proofs import Proof
 
 
 class Ids:
@@ -146,6 +148,7 @@ class FactView:
         return self.asserted(key)
 
     def fact_proof(self, key: tuple[int, int, int]) -> Proof | None:
+        from .proofs import Proof
         c = self.asserted(key)
         return None if c is None else Proof.asserted(self.ids.triple(key), c)
 
@@ -255,6 +258,7 @@ class ClosureResult(FactView):
         return None if v is None else v[0]
 
     def fact_proof(self, key) -> Proof | None:
+        from .proofs import Proof
         c = self.asserted(key)
         if c is not None:
             return Proof.asserted(self.ids.triple(key), c)
@@ -279,6 +283,7 @@ class ClosureResult(FactView):
     def _absent(self, rule_idx: int, prems: tuple) -> tuple[Proof, ...]:
         """The 'not' premises of the rule as they stood for this match (the facts found absent), then
         its comparisons and assignments with their values (``check`` leaves)."""
+        from .proofs import Proof
         rule = self.rules[rule_idx]
         if not rule.negated and not rule.constraints:
             return ()
@@ -294,6 +299,7 @@ class ClosureResult(FactView):
 
     def _derived(self, triple: Triple, rule_idx: int, premises: tuple) -> Proof:
         """A rule node; a statement's role edge 2.. scores 1 (:func:`~thinkingdb.model.carries_score`)."""
+        from .proofs import Proof
         p = Proof.derived(triple, self._names[rule_idx], self._weights[rule_idx], premises)
         if carries_score(self.rules[rule_idx].head):
             return p
@@ -321,6 +327,7 @@ class ClosureResult(FactView):
         """The proof tree of ``root_key`` as it stood at depth ``limit`` (iterative: deep proofs
         must not hit the recursion limit). Each version's premises are the versions one round
         earlier, so scores recompute exactly and the recursion strictly descends in depth."""
+        from .proofs import Proof
         memo: dict[tuple, Proof] = {}
 
         def ident(key, lim):

@@ -79,7 +79,7 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
     deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
-    from .conj import array_answers   # one pattern with a constant end, or a conjunction run as arrays
+    from .arrays import array_answers   # one pattern with a constant end, or a conjunction run as arrays
     bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
         answers, cut = bulk

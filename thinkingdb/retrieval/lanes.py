@@ -23,16 +23,14 @@ graph is used as is.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..store.access import AccessTable, View
+from ..store.access import AccessTable, CallerView, FactAccess, View, visible_labels
 from ..errors import ThinkingDBError, translate
 from ..model import Fact, Triple
 from ..progress import Progress
@@ -59,26 +57,6 @@ def lanes_for(kb) -> "Lanes":
     return lanes
 
 
-@dataclass(frozen=True)
-class CallerView:
-    """What one caller may use on one date: the visible units, fact graph and rules (docs/access.md)."""
-
-    view: View
-    graph: Any
-    rules: tuple
-    visible: Callable[[str], bool]
-    _labels: Callable[[], dict] = field(repr=False, compare=False)
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """Display labels of the symbols of the visible graph."""
-        return self._labels()
-
-    def fact_rows(self) -> list[tuple[str, str, str, float]]:
-        """The visible asserted facts as sorted ``(subject, relation, object, confidence)`` rows."""
-        return sorted((f.subject, f.relation, f.object, f.confidence) for f in self.graph.facts())
-
-
 def topic_key(u) -> str | None:
     """The symbol key a unit's topic names (None: no topic, or one naming no symbol)."""
     from ..errors import ValidationError
@@ -97,6 +75,7 @@ def _unit_fields(u) -> dict:
 
 
 def _digest(obj: Any) -> str:
+    import hashlib
     return hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
 
 
@@ -122,36 +101,6 @@ class _LRU(OrderedDict):
             while len(self) > size:
                 self.popitem(last=False)
             return value
-
-
-class FactAccess:
-    """Which units assert each fact, with what confidence, and the best confidence from outside units."""
-
-    def __init__(self, store) -> None:
-        self.unit_facts: dict[str, list[tuple[Triple, float]]] = {}
-        self.fact_units: dict[Triple, dict[str, float]] = {}
-        # One SQL pass over provenance (the Store API has unit_facts() without confidences).
-        for s, r, o, uid, c in store.conn.execute(
-                "SELECT f.subject, f.relation, f.object, p.unit_id, p.confidence FROM provenance p "
-                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NOT NULL"):
-            t = Triple(s, r, o)
-            units = self.fact_units.setdefault(t, {})
-            if uid not in units:
-                self.unit_facts.setdefault(uid, []).append((t, c))
-            units[uid] = max(c, units.get(uid, 0.0))
-        self.public: dict[Triple, float] = {
-            Triple(s, r, o): c for s, r, o, c in store.conn.execute(
-                "SELECT f.subject, f.relation, f.object, max(p.confidence) FROM provenance p "
-                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NULL AND p.fact IN "
-                "(SELECT fact FROM provenance WHERE unit_id IS NOT NULL) GROUP BY p.fact")}
-
-    def visible_confidence(self, t: Triple, visible) -> float | None:
-        """Max confidence over the assertions ``visible(unit_id)`` accepts and those outside units."""
-        best = self.public.get(t)
-        for uid, c in self.fact_units.get(t, {}).items():
-            if visible(uid) and (best is None or c > best):
-                best = c
-        return best
 
 
 class Lanes:
@@ -351,8 +300,7 @@ class Lanes:
         def build():
             if self._all_labels is None:
                 self._all_labels = self.kb.store.labels()
-            known = self.graph(view).known_symbols(self._all_labels)
-            return {k: v for k, v in self._all_labels.items() if k in known}
+            return visible_labels(self._all_labels, self.graph(view))
         return self._labels.get_or(key, build)
 
     def rules(self, view: View) -> tuple:

@@ -27,16 +27,16 @@ A caller that names nothing (``Caller()``) sees public units only. There is no "
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
 
 from ..errors import ValidationError
+from ..model import Triple
 
-__all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "View"]
+__all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "View", "CallerView", "FactAccess", "public_view"]
 
 
 def _norm(tag: str) -> str:
@@ -159,12 +159,13 @@ class View:
 
 
 def _fingerprint(packed_mask: bytes, n: int) -> str:
+    import hashlib   # (its OpenSSL bindings cost a cold question ~2 ms; a store without units never needs them)
     digest = hashlib.blake2b(packed_mask, digest_size=12)
     digest.update(str(n).encode())
     return digest.hexdigest()
 
 
-_EMPTY_FINGERPRINT = _fingerprint(b"", 0)
+_EMPTY_FINGERPRINT = "14cebf65f2300ed87737d5fc"   # _fingerprint(b"", 0), checked by tests/test_access.py
 
 
 class AccessTable:
@@ -215,3 +216,77 @@ class AccessTable:
         mask &= (self._from <= day) & (day <= self._to)
         count = int(mask.sum())
         return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == len(self.ids))
+
+
+@dataclass(frozen=True)
+class CallerView:
+    """What one caller may use on one date: the visible units, fact graph and rules (docs/access.md)."""
+
+    view: View
+    graph: Any
+    rules: tuple
+    visible: Callable[[str], bool]
+    _labels: Callable[[], dict] = field(repr=False, compare=False)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Display labels of the symbols of the visible graph."""
+        return self._labels()
+
+    def fact_rows(self) -> list[tuple[str, str, str, float]]:
+        """The visible asserted facts as sorted ``(subject, relation, object, confidence)`` rows."""
+        return sorted((f.subject, f.relation, f.object, f.confidence) for f in self.graph.facts())
+
+
+def visible_labels(all_labels: dict[str, str], graph) -> dict[str, str]:
+    """The labels of ``all_labels`` whose symbols ``graph`` knows."""
+    known = graph.known_symbols(all_labels)
+    return {k: v for k, v in all_labels.items() if k in known}
+
+
+def public_view(state, store) -> CallerView:
+    """The view of every caller of a knowledge base without units (``state.units`` empty): every fact
+    and public rule, no unit visible — what :meth:`~thinkingdb.retrieval.lanes.Lanes.caller_view`
+    gives there, without loading the lanes (a plain question, issue 20). Labels are read on first use."""
+    got: list = []
+
+    def labels() -> dict[str, str]:
+        if not got:
+            got.append(visible_labels(store.labels(), state.graph))
+        return got[0]
+    return CallerView(AccessTable(()).view(Caller(), _dt.date.min), state.graph, state.rules_for(_nothing), _nothing,
+                      labels)
+
+
+def _nothing(unit_id: str) -> bool:
+    return False
+
+
+class FactAccess:
+    """Which units assert each fact, with what confidence, and the best confidence from outside units."""
+
+    def __init__(self, store) -> None:
+        self.unit_facts: dict[str, list[tuple[Triple, float]]] = {}
+        self.fact_units: dict[Triple, dict[str, float]] = {}
+        # One SQL pass over provenance (the Store API has unit_facts() without confidences).
+        for s, r, o, uid, c in store.conn.execute(
+                "SELECT f.subject, f.relation, f.object, p.unit_id, p.confidence FROM provenance p "
+                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NOT NULL"):
+            t = Triple(s, r, o)
+            units = self.fact_units.setdefault(t, {})
+            if uid not in units:
+                self.unit_facts.setdefault(uid, []).append((t, c))
+            units[uid] = max(c, units.get(uid, 0.0))
+        self.public: dict[Triple, float] = {
+            Triple(s, r, o): c for s, r, o, c in store.conn.execute(
+                "SELECT f.subject, f.relation, f.object, max(p.confidence) FROM provenance p "
+                "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NULL AND p.fact IN "
+                "(SELECT fact FROM provenance WHERE unit_id IS NOT NULL) GROUP BY p.fact")}
+
+    def visible_confidence(self, t: Triple, visible) -> float | None:
+        """Max confidence over the assertions ``visible(unit_id)`` accepts and those outside units."""
+        best = self.public.get(t)
+        for uid, c in self.fact_units.get(t, {}).items():
+            if visible(uid) and (best is None or c > best):
+                best = c
+        return best
