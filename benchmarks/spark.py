@@ -12,9 +12,13 @@ write the same Parquet output):
   closure does not fit one process.
 
 Per run: wall time, rounds, derived facts, peak RSS of the Python process and (Spark) of the driver
-JVM, and Spark's shuffle bytes read from its status REST endpoint on loopback. Prints the machine.
+JVM (VmHWM), CPU seconds of each (user + system), the 1-minute load average during the run, disk
+used, and Spark's shuffle bytes from its status store. Prints the machine. The forests are generated
+in chunks of 4M edges straight to Parquet files, so 100M edges need about as little memory as 1M.
 
     python benchmarks/spark.py --data ../shared/data --sizes 1000000 --bounded 10000000
+    nice -n 19 python benchmarks/spark.py --sizes --bounded 100000000 --engines spark --partitions 200 \\
+        --driver-memory 9g --local-dir /tmp/spark-100m/local --conf spark.rdd.compress=true
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import gzip
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -62,58 +65,133 @@ def go_edges(data: str):
         return [(symbol_key(c), symbol_key(p)) for c, _, p in (line.rstrip("\n").split("\t") for line in fh)]
 
 
-def tree_edges(n: int, seed: int):
+CHUNK_ROWS = 4_000_000
+
+
+def tree_chunks(n: int, seed: int, chunk: int = CHUNK_ROWS):
+    """The forest of ``n`` edges ``n{i} parent n{p}`` (i = 1..n, p drawn uniformly below i), as
+    ``(children, parents)`` int64 arrays of at most ``chunk`` rows each: memory stays a few chunks'
+    worth at any ``n``. The draws are Python's ``random.Random(seed).randrange(i)`` in order (0.4 µs
+    each), so every size's graph is the one the earlier list-based generator made, bit for bit."""
+    import numpy as np
+
     rng = random.Random(seed)
-    return [(f"n{i}", f"n{rng.randrange(i)}") for i in range(1, n + 1)]
+    for start in range(1, n + 1, chunk):
+        stop = min(start + chunk, n + 1)
+        yield (np.arange(start, stop, dtype=np.int64),
+               np.fromiter(map(rng.randrange, range(start, stop)), dtype=np.int64, count=stop - start))
 
 
-def _child_peak_kb(pid: int) -> int:
-    """Peak RSS (VmHWM) of the processes under ``pid`` (the Spark driver JVM), in kB."""
-    peak = 0
+def write_tree_parquet(path: str, n: int, seed: int, chunk: int = CHUNK_ROWS) -> int:
+    """The forest of :func:`tree_chunks` as the materialize input layout, one Parquet file per chunk
+    (``part-00000.parquet``, ...), the keys built by Arrow kernels (no Python string per edge)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    os.makedirs(path, exist_ok=True)
+    for k, (child, parent) in enumerate(tree_chunks(n, seed, chunk)):
+        m = len(child)
+        key = lambda ids: pc.binary_join_element_wise("n", pc.cast(pa.array(ids), pa.string()), "")  # noqa: E731
+        table = pa.table({"s": key(child), "r": pa.repeat("parent", m), "o": key(parent),
+                          "c": pa.repeat(1.0, m)})
+        pq.write_table(table, os.path.join(path, f"part-{k:05d}.parquet"))
+    return n
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (the Spark driver JVM and anything it starts)."""
     try:
-        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        kids = [int(k) for k in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
     except OSError:
-        return 0
-    for kid in kids:
-        try:
-            with open(f"/proc/{kid}/status") as fh:
-                for line in fh:
-                    if line.startswith("VmHWM:"):
-                        peak = max(peak, int(line.split()[1]))
-        except OSError:
-            pass
-        peak = max(peak, _child_peak_kb(int(kid)))
-    return peak
+        return []
+    return kids + [d for k in kids for d in _descendants(k)]
 
 
-def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | None, master: str) -> dict:
+def _proc(pid: int | str) -> tuple[int, float]:
+    """Peak RSS (VmHWM, kB) and CPU seconds (user + system) of one process; (0, 0.0) once it is gone.
+    VmHWM, not ``ru_maxrss``: Linux carries ``ru_maxrss`` across exec, so a child started by a
+    parent holding a big graph reported the parent's size (the 2.9 GB "driver" at 10M)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            hwm = next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0)
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return hwm, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0, 0.0
+
+
+class Sampler(threading.Thread):
+    """Every second: peak RSS and CPU seconds of the JVM (the processes under this one), the 1-minute
+    load average, and the free space where Spark writes; kills the JVM when that space falls under
+    ``min_free`` bytes (the disk is shared), so a run too big for it stops and says so."""
+
+    def __init__(self, disk_path: str, min_free: int) -> None:
+        super().__init__(daemon=True)
+        self.disk_path, self.min_free = disk_path, min_free
+        self.jvm_peak_kb, self.jvm_cpu, self.loads = 0, {}, []
+        self.free_start = self.free_min = shutil.disk_usage(disk_path).free
+        self.aborted = None
+        self.stop = threading.Event()
+
+    def sample(self) -> None:
+        for pid in _descendants(os.getpid()):
+            hwm, cpu = _proc(pid)
+            self.jvm_peak_kb = max(self.jvm_peak_kb, hwm)
+            if cpu:
+                self.jvm_cpu[pid] = cpu
+        self.loads.append(os.getloadavg()[0])
+        free = shutil.disk_usage(self.disk_path).free
+        self.free_min = min(self.free_min, free)
+        if free < self.min_free and self.aborted is None:
+            self.aborted = f"free disk {free / 2**30:.1f} GB < {self.min_free / 2**30:.0f} GB"
+            for pid in _descendants(os.getpid()):
+                os.kill(pid, 9)
+
+    def run(self) -> None:
+        while not self.stop.wait(1.0):
+            self.sample()
+
+
+def _folder_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
+
+
+def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | None, master: str,
+               conf: dict[str, str], min_free: int) -> dict:
     """One materialize run in this (child) process; prints one JSON line."""
     from thinkingdb.spark.materialize import load_rules, materialize
 
     shutil.rmtree(out, ignore_errors=True)
     rule_set, vocab = load_rules([rules], default_rules=False)
-    jvm_peak = [0]
-    stop = threading.Event()
-
-    def sample():
-        while not stop.wait(0.5):
-            jvm_peak[0] = max(jvm_peak[0], _child_peak_kb(os.getpid()))
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    disk = conf.get("spark.local.dir", os.path.dirname(out))
+    os.makedirs(disk, exist_ok=True)
+    sampler = Sampler(disk, min_free)
+    sampler.start()
     t0 = time.perf_counter()
-    conf = {"spark.ui.enabled": "true", "spark.ui.port": "4047", "spark.driver.memory": "8g",
-            "spark.sql.shuffle.partitions": "8"} if engine == "spark" else {}
-    report = materialize(facts, out, rule_set, vocab, engine=engine, master=master, max_depth=max_depth, conf=conf)
+
+    def on_round(rnd: int, new: int, improved: int, seconds: float) -> None:
+        sys.stderr.write(f"{time.strftime('%H:%M:%S')} round {rnd}: {new:,} new, {improved:,} improved, "
+                         f"{seconds:.1f} s; load {os.getloadavg()[0]:.2f}\n")
+        sys.stderr.flush()
+
+    report = materialize(facts, out, rule_set, vocab, engine=engine, master=master, max_depth=max_depth,
+                         conf=conf if engine == "spark" else {}, on_round=on_round)
     seconds = time.perf_counter() - t0
-    shuffle = None
-    if engine == "spark":
-        shuffle = _shuffle_bytes()
-    stop.set()
-    jvm_peak[0] = max(jvm_peak[0], _child_peak_kb(os.getpid()))
+    shuffle = _shuffle_bytes() if engine == "spark" else None
+    sampler.sample()
+    sampler.stop.set()
+    py_peak_kb, _ = _proc("self")
+    cpu = os.times()
     return {"engine": engine, "seconds": seconds, "rounds": report.rounds, "derived": report.derived,
-            "truncated": report.truncated, "py_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "jvm_peak_mb": jvm_peak[0] / 1024 if jvm_peak[0] else None,
+            "truncated": report.truncated, "py_peak_mb": py_peak_kb / 1024, "py_cpu_s": cpu.user + cpu.system,
+            "jvm_peak_mb": sampler.jvm_peak_kb / 1024 if sampler.jvm_peak_kb else None,
+            "jvm_cpu_s": sum(sampler.jvm_cpu.values()) if sampler.jvm_cpu else None,
+            "load_min": min(sampler.loads, default=None), "load_max": max(sampler.loads, default=None),
+            "load_mean": statistics.fmean(sampler.loads) if sampler.loads else None,
+            "disk_peak_mb": (sampler.free_start - sampler.free_min) / 2**20,
+            "input_mb": _folder_bytes(facts) / 2**20, "output_mb": _folder_bytes(out) / 2**20,
             "shuffle_mb": None if shuffle is None else shuffle / 2**20}
 
 
@@ -137,20 +215,39 @@ def _shuffle_bytes() -> int | None:
         return None
 
 
+def spark_conf(args) -> dict[str, str]:
+    conf = {"spark.ui.enabled": "true", "spark.ui.port": "4047", "spark.driver.memory": args.driver_memory,
+            "spark.sql.shuffle.partitions": str(args.partitions)}
+    if args.local_dir:
+        conf["spark.local.dir"] = args.local_dir
+    for item in args.conf:
+        key, _, value = item.partition("=")
+        conf[key] = value
+    return conf
+
+
 def child(args) -> int:
-    print(json.dumps(run_engine(args.engine, args.facts, args.rules, args.out, args.max_depth, args.master)))
+    result = run_engine(args.engine, args.facts, args.rules, args.out, args.max_depth, args.master,
+                        spark_conf(args), int(args.min_free_gb * 2**30))
+    print(json.dumps(result))
     return 0
 
 
-def measure(engine: str, facts: str, rules: str, work: str, max_depth, master: str) -> dict:
+def measure(engine: str, facts: str, rules: str, work: str, max_depth, args) -> dict:
+    """One run in a fresh process; its progress lines go to this process's stderr."""
     cmd = [sys.executable, __file__, "--child", "--engine", engine, "--facts", facts, "--rules", rules,
-           "--out", os.path.join(work, f"out-{engine}"), "--master", master]
+           "--out", os.path.join(work, f"out-{engine}"), "--master", args.master,
+           "--partitions", str(args.partitions), "--driver-memory", args.driver_memory,
+           "--min-free-gb", str(args.min_free_gb)]
+    cmd += ["--local-dir", args.local_dir] if args.local_dir else []
+    cmd += [x for item in args.conf for x in ("--conf", item)]
     if max_depth is not None:
         cmd += ["--max-depth", str(max_depth)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"engine": engine, "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"engine": engine, "error": f"exit {proc.returncode}"}
+    return json.loads(lines[-1])
 
 
 def count_pairs(out: str) -> int:
@@ -174,6 +271,13 @@ def main(argv=None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
+    ap.add_argument("--driver-memory", default="8g", help="spark.driver.memory (the JVM heap in local mode)")
+    ap.add_argument("--local-dir", help="spark.local.dir: where shuffle files and spilled checkpoints go")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="more Spark settings")
+    ap.add_argument("--work", help="folder for the generated facts and outputs (default: a new temporary one)")
+    ap.add_argument("--min-free-gb", type=float, default=5.0,
+                    help="stop a run (kill its JVM) when the free disk falls under this; the disk is shared")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine", help=argparse.SUPPRESS)
     ap.add_argument("--facts", help=argparse.SUPPRESS)
@@ -186,35 +290,44 @@ def main(argv=None) -> int:
     from machine import describe
 
     print(describe("pyspark", "pyarrow", "numpy"))
-    work = tempfile.mkdtemp(prefix="tdb-spark-bench-")
+    work = args.work or tempfile.mkdtemp(prefix="tdb-spark-bench-")
+    os.makedirs(work, exist_ok=True)
     rules = os.path.join(work, "rules.tdb")
     with open(rules, "w", encoding="utf-8") as fh:
         fh.write(RULES)
     workloads = []
     if args.data:
-        workloads.append(("go", lambda: go_edges(args.data), None))
-    workloads += [(f"tree-{n}", (lambda n=n: tree_edges(n, args.seed)), None) for n in args.sizes]
-    workloads += [(f"tree-{n}-d2", (lambda n=n: tree_edges(n, args.seed)), 2) for n in args.bounded]
-    print(f"seed {args.seed}; rules: ancestor <- parent; ancestor <- parent o ancestor; master {args.master}")
-    print("| workload | edges | engine | s (median) | rounds | derived | py peak MB | JVM peak MB | shuffle MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+        workloads.append(("go", lambda path: write_facts(path, go_edges(args.data)), None))
+    workloads += [(f"tree-{n}", (lambda path, n=n: write_tree_parquet(path, n, args.seed)), None) for n in args.sizes]
+    workloads += [(f"tree-{n}-d2", (lambda path, n=n: write_tree_parquet(path, n, args.seed)), 2) for n in args.bounded]
+    print(f"seed {args.seed}; rules: ancestor <- parent; ancestor <- parent o ancestor; master {args.master}; "
+          f"Spark: {args.partitions} shuffle partitions, driver memory {args.driver_memory}, conf {args.conf}")
+    print("| workload | edges | engine | s (median) | rounds | derived | py peak MB | JVM peak MB | shuffle MB "
+          "| CPU s (JVM + py) | load (1 min, min-max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, make, depth in workloads:
         facts = os.path.join(work, name, "facts")
-        n = write_facts(facts, make())
+        t0 = time.perf_counter()
+        n = make(facts)
+        print(f"  {name}: generated {n:,} edges in {time.perf_counter() - t0:.1f} s; generator peak RSS "
+              f"{_proc('self')[0] / 1024:.0f} MB; input {_folder_bytes(facts) / 2**20:.0f} MB", flush=True)
         results = {}
         for engine in args.engines:
-            runs = [measure(engine, facts, rules, os.path.join(work, name), depth, args.master) for _ in range(args.runs)]
+            runs = [measure(engine, facts, rules, os.path.join(work, name), depth, args) for _ in range(args.runs)]
+            for r in runs:
+                print("  " + json.dumps(r), flush=True)
             ok = [r for r in runs if "error" not in r]
             if not ok:
-                print(f"| {name} | {n:,} | {engine} | failed: {runs[0]['error']} | | | | | |")
+                print(f"| {name} | {n:,} | {engine} | failed: {runs[0]['error']} | | | | | | | |", flush=True)
                 continue
             med = statistics.median(r["seconds"] for r in ok)
             r = ok[0]
             results[engine] = med
             jvm = "" if r["jvm_peak_mb"] is None else f"{r['jvm_peak_mb']:.0f}"
             sh = "" if r["shuffle_mb"] is None else f"{r['shuffle_mb']:.0f}"
+            cpu = f"{r['jvm_cpu_s'] or 0:.0f} + {r['py_cpu_s']:.0f}"
             print(f"| {name} | {n:,} | {engine} | {med:.1f} | {r['rounds']} | {r['derived']:,} | "
-                  f"{r['py_peak_mb']:.0f} | {jvm} | {sh} |", flush=True)
+                  f"{r['py_peak_mb']:.0f} | {jvm} | {sh} | {cpu} | {r['load_min']:.2f}-{r['load_max']:.2f} |", flush=True)
         if name == "go" and args.data:
             with gzip.open(os.path.join(args.data, "go", "closure_ancestors.tsv.gz"), "rt") as fh:
                 gold = sum(1 for _ in fh)
@@ -223,7 +336,9 @@ def main(argv=None) -> int:
                 print(f"  go {engine}: {got:,} ancestor pairs; answer key {gold:,}: {'equal' if got == gold else 'DIFFERENT'}")
         if "local" in results and "spark" in results:
             print(f"  {name}: spark / in-process time = {results['spark'] / results['local']:.2f}")
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(os.path.join(work, name), ignore_errors=True)   # big workloads: free the disk as we go
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
