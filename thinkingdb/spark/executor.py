@@ -13,7 +13,10 @@ when its fact is new, or improves a derived fact's score strictly; an asserted f
 replaced. Scores multiply in the engine's order, ``weight × score(premise 1) × score(premise 2) ...``,
 in IEEE doubles on both sides, so they agree to the bit.
 
-Every round's state is checkpointed locally, so the lineage Spark keeps stays one round long.
+Every round's admitted facts are checkpointed locally; the known facts are the union of those
+checkpoints (re-checkpointed after a round that improved a derived fact, whose old row an anti-join
+drops), so the lineage Spark keeps stays one round long and a round that only adds facts shuffles or
+copies none of the known ones.
 """
 
 from __future__ import annotations
@@ -93,8 +96,9 @@ class SparkClosure:
 
     # -- one premise, one rule --------------------------------------------------------------------
     def _atom(self, df, atom: Atom, idx: int):
-        """The facts matching ``atom`` as columns: one per variable, plus this premise's key, score and
-        depth (``p{idx}_s``, ``p{idx}_o``, ``p{idx}_sc``, ``p{idx}_d``)."""
+        """The facts matching ``atom`` as columns: one per variable (``v_{name}``), plus this premise's
+        score and depth (``p{idx}_sc``, ``p{idx}_d``). Its keys are not copied: they are the variables'
+        columns or the atom's constants (:meth:`_key`), so a shuffle carries each key once."""
         F = self.F
         d = df.where(F.col("r") == atom.relation)
         for pos, t in (("s", atom.subject), ("o", atom.object)):
@@ -102,14 +106,17 @@ class SparkClosure:
                 d = d.where(F.col(pos) == t)
         if isinstance(atom.subject, Var) and atom.subject == atom.object:
             d = d.where(F.col("s") == F.col("o"))
-        cols = [F.col("s").alias(f"p{idx}_s"), F.col("o").alias(f"p{idx}_o"),
-                F.col("score").alias(f"p{idx}_sc"), F.col("depth").alias(f"p{idx}_d")]
+        cols = [F.col("score").alias(f"p{idx}_sc"), F.col("depth").alias(f"p{idx}_d")]
         seen = set()
         for pos, t in (("s", atom.subject), ("o", atom.object)):
             if isinstance(t, Var) and t not in seen:
                 seen.add(t)
                 cols.append(F.col(pos).alias(f"v_{t.name}"))
         return d.select(*cols)
+
+    def _key(self, t):
+        """A premise's or the head's key at one position: its variable's column, or the constant."""
+        return self.F.col(f"v_{t.name}") if isinstance(t, Var) else self.F.lit(t)
 
     def _fire(self, pipeline: Pipeline, start_df):
         F = self.F
@@ -122,26 +129,22 @@ class SparkClosure:
             shared = sorted({v.name for v in atom.variables()} & {v.name for v in bound})
             acc = acc.join(right, on=[f"v_{n}" for n in shared], how="inner") if shared else acc.crossJoin(right)
             bound |= set(atom.variables())
-        head = rule.head
-
-        def term(t):
-            return F.col(f"v_{t.name}") if isinstance(t, Var) else F.lit(t)
-
+        head, term = rule.head, self._key
         n = len(rule.premises)
         score = F.lit(float(rule.weight))
         for i in range(n):                      # the engine's order: weight, then premises in rule order
             score = score * F.col(f"p{i}_sc")
         depth = F.col("p0_d") if n == 1 else F.greatest(*[F.col(f"p{i}_d") for i in range(n)])
-        prem = F.array(*[F.struct(F.col(f"p{i}_s").alias("s"), F.lit(rule.premises[i].relation).alias("r"),
-                                  F.col(f"p{i}_o").alias("o")) for i in range(n)])
+        prem = F.array(*[F.struct(term(p.subject).alias("s"), F.lit(p.relation).alias("r"), term(p.object).alias("o"))
+                         for p in rule.premises])
         return acc.select(term(head.subject).alias("s"), F.lit(head.relation).alias("r"),
                           term(head.object).alias("o"), score.alias("score"), (depth + 1).alias("depth"),
                           F.lit(rule.name).alias("rule"), F.lit(float(rule.weight)).alias("weight"),
                           prem.alias("prem"))
 
-    def _candidates(self, rnd: int, delta, delta_rels: dict[str, int] | None):
+    def _candidates(self, rnd: int, delta, delta_rels: dict[str, int] | None, best: bool = True):
         """Every derivation of round ``rnd`` (``delta`` None: round 1 over the asserted facts), best per
-        head, and the round's plan."""
+        head unless ``best`` is false, and the round's plan."""
         from pyspark.sql import Window
 
         F = self.F
@@ -152,6 +155,8 @@ class SparkClosure:
         cands = parts[0]
         for p in parts[1:]:
             cands = cands.unionByName(p)
+        if not best:
+            return cands, plan
         w = Window.partitionBy("s", "r", "o").orderBy(F.col("score").desc(), F.col("depth").asc(),
                                                       F.col("rule").asc(), F.col("prem").asc())
         return cands.withColumn("_k", F.row_number().over(w)).where(F.col("_k") == 1).drop("_k"), plan
@@ -171,8 +176,10 @@ class SparkClosure:
         delta, delta_rels, rnd = None, None, 0
         while True:
             if self.max_depth is not None and rnd >= self.max_depth:
-                probe, _ = self._candidates(rnd + 1, delta, delta_rels)
-                if probe is not None and not self._admit(probe).limit(1).rdd.isEmpty():
+                # one more round would admit a fact iff some derivation of it would (a head's best
+                # derivation scores at least as high as any other): no per-head reduce, keys only
+                probe, _ = self._candidates(rnd + 1, delta, delta_rels, best=False)
+                if probe is not None and self._admit(probe).select("s", "r", "o").limit(1).collect():
                     self.truncated = "depth"
                 break
             t0 = time.perf_counter()
@@ -185,8 +192,12 @@ class SparkClosure:
             if not counts:
                 break
             admitted = admitted.drop("_improved")
-            keys = admitted.select("s", "r", "o")
-            self.known = self.known.join(keys, on=["s", "r", "o"], how="left_anti").unionByName(admitted).localCheckpoint()
+            if any(row["_improved"] for row in counts):   # replace the improved facts' old rows
+                keys = admitted.select("s", "r", "o")
+                self.known = (self.known.join(keys, on=["s", "r", "o"], how="left_anti").unionByName(admitted)
+                              .localCheckpoint())
+            else:   # only new facts: both sides are checkpointed already, nothing to shuffle or copy
+                self.known = self.known.unionByName(admitted)
             delta, delta_rels = admitted, {}
             for row in counts:
                 delta_rels[row["r"]] = delta_rels.get(row["r"], 0) + row["n"]
