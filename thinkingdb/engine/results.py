@@ -32,7 +32,7 @@ class Ids:
         self._local_keys: list[str] = []
         self.local_rels: dict[str, int] = {}
         self._sorted: list[str] | None = None
-        self._sorted_rels: list[str] | None = None
+        self._sorted_rels: tuple[dict[str, float], int] | None = None   # local relations' ranks
 
     @property
     def n_syms(self) -> int:
@@ -100,11 +100,20 @@ class Ids:
         return bisect_left(self._sorted, self.sym_key(sid)) - 0.5
 
     def rel_rank(self, rid: int) -> float:
+        """A graph relation's rank, or for one the graph has never seen (a rule's head) a rank between
+        the graph's neighbours of its key, distinct per key: ``b - 1 + (i + 1) / (2 (m + 1))`` for the
+        ``i``-th of the ``m`` local keys that sort just before graph rank ``b`` (so ``2 * rank + 1``
+        stays clear of every other rank too)."""
         if rid < len(self._rel_rank):
             return self._rel_rank[rid]
-        if self._sorted_rels is None:
-            self._sorted_rels = sorted(self.g._rels)
-        return bisect_left(self._sorted_rels, self.rel_key(rid)) - 0.5
+        if self._sorted_rels is None or self._sorted_rels[1] != len(self.local_rels):
+            graph = sorted(self.g._rels)
+            gaps: dict[int, list[str]] = {}
+            for key in sorted(self.local_rels):
+                gaps.setdefault(bisect_left(graph, key), []).append(key)
+            self._sorted_rels = ({key: b - 1 + (i + 1) / (2 * (len(keys) + 1)) for b, keys in gaps.items()
+                                  for i, key in enumerate(keys)}, len(self.local_rels))
+        return self._sorted_rels[0][self.rel_key(rid)]
 
     def key_rank(self, key: tuple[int, int, int]) -> tuple:
         return self.sym_rank(key[0]), self.rel_rank(key[1]), self.sym_rank(key[2])
