@@ -1,4 +1,5 @@
-"""The one-round fast path (thinkingdb/nonrecursive.py) against the semi-naive engine it bypasses.
+"""The one-round fast path against the semi-naive engine it bypasses, in both executors: numpy
+(thinkingdb/engine/nonrecursive.py) and the pure-Python join for small inputs (oneround.run_small).
 
 Random small graphs (few symbols: self-loops, duplicate scores and ties are common; some facts of
 the head relations are asserted) and random two-premise rules in every argument orientation; the
@@ -13,10 +14,11 @@ import weakref
 from contextlib import contextmanager
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkingdb.engine import columnar, nonrecursive
+from thinkingdb.engine import columnar, nonrecursive, oneround
 from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import (
@@ -39,10 +41,18 @@ CONFS = (1.0, 0.9, 0.7, 0.5, 0.3, 0.1)   # products of these round differently b
 X, Y, Z = Var("x"), Var("y"), Var("z")
 
 
+@pytest.fixture(autouse=True, scope="module", params=["one-round", "one-round-python"])
+def join(request):
+    """Every test runs with each executor of the one-round join: the numpy one (no input is small)
+    and the pure-Python one (every input is)."""
+    with mock.patch.object(oneround, "SMALL_PAIRS", -1 if request.param == "one-round" else 10**9):
+        yield request.param
+
+
 @contextmanager
 def generic():
     """Disable the fast path and the columnar engine: closure() then runs the semi-naive engine."""
-    with mock.patch.object(nonrecursive, "one_round_plan", lambda *a, **k: None), \
+    with mock.patch.object(oneround, "one_round_plan", lambda *a, **k: None), \
             mock.patch.object(columnar, "unsupported", lambda *a, **k: "test"):
         yield
 
@@ -83,10 +93,10 @@ def run_both(fs, rules, **kw):
 
 @settings(max_examples=300, deadline=None)
 @given(cases())
-def test_fast_path_equals_semi_naive(case):
+def test_fast_path_equals_semi_naive(join, case):
     fs, rules = case
     g, fast, slow = run_both(fs, rules)
-    assert fast.stats.engine == "one-round" and slow.stats.engine == "semi-naive"
+    assert fast.stats.engine == join and slow.stats.engine == "semi-naive"
     assert snapshot(fast) == snapshot(slow)
     assert set(fast.derived_keys()) == set(slow.derived_keys())
     assert fast.derived_count == slow.derived_count
@@ -110,15 +120,15 @@ def test_fast_path_equals_semi_naive(case):
 
 @settings(max_examples=150, deadline=None)
 @given(cases(), st.integers(0, 12), st.integers(1, 7), st.integers(1, 3))
-def test_bounds_agree(case, max_derived, max_nodes, max_depth):
+def test_bounds_agree(join, case, max_derived, max_nodes, max_depth):
     fs, rules = case
     for limits in (Limits(max_derived=max_derived), Limits(max_nodes=max_nodes), Limits(max_depth=max_depth),
                    Limits(max_derived=max_derived, max_nodes=max_nodes)):
         _, fast, slow = run_both(fs, rules, limits=limits)
-        assert fast.stats.engine == "one-round"
+        assert fast.stats.engine == join
         assert snapshot(fast) == snapshot(slow), limits
     _, fast, slow = run_both(fs, rules, seeds=["a"], limits=Limits(max_nodes=max_nodes))
-    assert fast.stats.engine == "one-round"
+    assert fast.stats.engine == join
     assert snapshot(fast) == snapshot(slow)
 
 
@@ -144,11 +154,11 @@ def test_query_answers_agree(case, head, sym, aggregate):
         assert answers(fast) == answers(slow)
 
 
-def test_fast_path_taken_and_bounds_fall_back():
+def test_fast_path_taken_and_bounds_fall_back(join):
     fs = [Fact("a", "r", "b", 0.5), Fact("b", "r", "c", 0.5), Fact("a", "r", "c"), Fact("c", "r", "c")]
     rule = Rule("compose", (Atom(X, "r", Y), Atom(Y, "r", Z)), Atom(X, "r2", Z), 0.9)
     res = closure(FactGraph(fs), [rule])
-    assert res.stats.engine == "one-round"
+    assert res.stats.engine == join
     assert res.score(Triple("a", "r2", "c")) == 1.0 * 0.9   # via c r c (1.0) beats via b (0.25)
     assert [p.conclusion.object for p in res.proof(Triple("a", "r2", "c")).premises] == ["c", "c"]
     assert res.depth(Triple("a", "r2", "c")) == 1
@@ -158,13 +168,13 @@ def test_fast_path_taken_and_bounds_fall_back():
     assert closure(FactGraph(fs), [rule, recursive]).stats.engine == "columnar"
 
 
-def test_timeout_drops_the_round(monkeypatch):
+def test_timeout_drops_the_round(monkeypatch, join):
     fs = [Fact(f"n{i}", "r", f"n{i + 1}") for i in range(50)]
     rule = Rule("compose", (Atom(X, "r", Y), Atom(Y, "r", Z)), Atom(X, "r2", Z))
     clock = iter(range(10**6))
     monkeypatch.setattr(nonrecursive.time, "perf_counter", lambda: float(next(clock)))   # 1 s a call
     res = closure(FactGraph(fs), [rule], limits=Limits(timeout_ms=1))
-    assert res.stats.engine == "one-round"
+    assert res.stats.engine == join
     assert res.truncated == "time" and res.derived_count == 0
 
 
@@ -184,7 +194,7 @@ def test_chunked_enumeration_matches_one_chunk(monkeypatch):
         assert snapshot(closure(g, rules)) == whole
 
 
-def test_result_is_freed_without_the_cycle_collector():
+def test_result_is_freed_without_the_cycle_collector(join):
     fs = [Fact("a", "r", "b"), Fact("b", "r", "c")]
     rule = Rule("compose", (Atom(X, "r", Y), Atom(Y, "r", Z)), Atom(X, "r2", Z))
     gc.disable()
@@ -195,12 +205,12 @@ def test_result_is_freed_without_the_cycle_collector():
         ref = weakref.ref(res)
         del res
         assert ref() is None   # no reference cycle: big results go as soon as they are dropped
-        assert engine == "one-round" and starts == [FactGraph(fs).symbol_id("c")]
+        assert engine == join and list(starts) == [FactGraph(fs).symbol_id("c")]
     finally:
         gc.enable()
 
 
-def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds():
+def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds(join):
     # 32,769 join rules: the last one's index does not fit an int16 (found in review: it crashed)
     from thinkingdb.engine.closure import closure
     from thinkingdb.engine.graph import FactGraph
@@ -210,6 +220,30 @@ def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds():
     filler = [Rule(f"f{i:05d}", (Atom(x, "s", y), Atom(y, "s", z)), Atom(x, "h", z)) for i in range(32768)]
     last = Rule("z_last", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "target", z), 0.5)
     res = closure(FactGraph(fs), filler + [last])
-    assert res.stats.engine == "one-round" and res.derived_count == 2
+    assert res.stats.engine == join and res.derived_count == 2
     assert res.proof(Triple("a", "target", "c")).rule == "z_last"
     assert res.proof(Triple("a", "h", "c")).rule == "f00000"   # equal scores: the first name wins
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases(), st.integers(0, 12), st.integers(1, 7))
+def test_the_small_input_threshold_switches_executors_not_results(case, max_derived, max_nodes):
+    """At exactly SMALL_PAIRS candidates the pure-Python join runs, one fewer and numpy's does;
+    both give the semi-naive engine's facts, scores, depths, proofs and bound reports."""
+    fs, rules = case
+    g = FactGraph(fs)
+    shapes = oneround.one_round_plan(tuple(rules), Limits(), 0)
+    pairs = oneround.count_pairs(g, shapes, None, 10**9)
+    assert pairs == sum(1 for rule in rules for _ in evaluate(Query(tuple(
+        QueryPattern(p.subject, PathRel(p.relation), p.object) for p in rule.premises)), g, ()).answers)
+    for limits in (Limits(), Limits(max_derived=max_derived), Limits(max_nodes=max_nodes)):
+        with generic():
+            slow = snapshot(closure(g, rules, limits=limits))
+        got = {}
+        for cap in (pairs, pairs - 1):
+            with mock.patch.object(oneround, "SMALL_PAIRS", cap):
+                res = closure(g, rules, limits=limits)
+            got[res.stats.engine] = snapshot(res)
+        if limits.max_nodes is None:   # (a node bound counts the candidates in its scope only)
+            assert set(got) == {"one-round-python", "one-round"}
+        assert all(v == slow for v in got.values()), limits

@@ -37,12 +37,13 @@ from typing import Iterable
 
 from ..errors import ValidationError
 from .graph import FactGraph
+from . import oneround
 from .joins import FactStore, compile_rule, fire
-from .rules import needs_strata
+from .rules import fast_path_plan, needs_strata
 from ..model import Limits, Rule, Var
 from .results import ClosureResult, Ids
 
-__all__ = ["closure", "ClosureResult", "ClosureStats", "ENGINES"]
+__all__ = ["closure", "preload", "ClosureResult", "ClosureStats", "ENGINES"]
 
 ENGINES = ("auto", "columnar", "reference")
 
@@ -116,9 +117,11 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
 
-    from .transitive import fast_path_plan, run_transitive  # noqa: PLC0415 (keeps the module light)
     plan = None if engine != "auto" else fast_path_plan(rules, limits, alternatives)
-    res = None if plan is None else run_transitive(g, ids, rules, plan, scope, deadline)
+    res = None
+    if plan is not None:
+        from .transitive import run_transitive  # noqa: PLC0415 (numpy only when a numpy engine runs)
+        res = run_transitive(g, ids, rules, plan, scope, deadline)
     if res is not None and limits.max_derived is not None and res.derived_count > limits.max_derived:
         res = None   # over the bound: the semi-naive engine admits its canonical prefix
     if res is not None:
@@ -127,12 +130,17 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
-    from .nonrecursive import one_round_plan, run_one_round  # noqa: PLC0415
-    shapes = None if engine != "auto" else one_round_plan(rules, limits, alternatives)
-    if shapes is not None:   # every rule a 2-premise join over asserted facts: one round, numpy
-        res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
+    shapes = None if engine != "auto" else oneround.one_round_plan(rules, limits, alternatives)
+    if shapes is not None:   # every rule a 2-premise join over asserted facts: one round
+        name = "one-round-python"
+        if oneround.count_pairs(g, shapes, scope, oneround.SMALL_PAIRS) is not None:
+            res, firings = oneround.run_small(g, ids, rules, shapes, scope, limits, deadline)
+        else:
+            from .nonrecursive import run_one_round  # noqa: PLC0415
+            res = run_one_round(g, ids, rules, shapes, scope, limits, deadline)
+            name, firings = "one-round", res.firings
         res.truncated = truncated or res.truncated
-        res.stats = ClosureStats("one-round", _asserted_in_scope(g, scope, scope_list), res.derived_count, 1, res.firings,
+        res.stats = ClosureStats(name, _asserted_in_scope(g, scope, scope_list), res.derived_count, 1, firings,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
@@ -150,6 +158,33 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if engine != "reference":
         res.stats = dataclasses.replace(res.stats, fallback=why)
     return res
+
+
+def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), alternatives: int = 0) -> str:
+    """Import the engine module that ``closure(g, rules, limits=limits, alternatives=alternatives)``
+    in full mode would run, and nothing else (a server or a benchmark loads before it runs; a small
+    input's closure imports no numpy, so neither does this). Returns that engine's name; nothing is
+    computed but the choice (for a one-round rule set, the candidates counted up to the cap).
+
+    >>> from thinkingdb.model import Atom, Fact, Rule, Var
+    >>> x, y, z = Var("x"), Var("y"), Var("z")
+    >>> preload(FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c")]),
+    ...         [Rule("c", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "r2", z))])
+    'one-round-python'
+    """
+    import importlib  # noqa: PLC0415
+    rules = tuple(rules)
+    if needs_strata(rules):
+        name, module = "stratified", "stratified"
+    elif fast_path_plan(rules, limits, alternatives) is not None:
+        name, module = "transitive", "transitive"
+    elif (shapes := oneround.one_round_plan(rules, limits, alternatives)) is not None:
+        small = oneround.count_pairs(g, shapes, None, oneround.SMALL_PAIRS) is not None
+        name, module = ("one-round-python", "oneround") if small else ("one-round", "nonrecursive")
+    else:
+        name, module = "columnar", "columnar"
+    importlib.import_module(f"{__package__}.{module}")
+    return name
 
 
 def _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0):

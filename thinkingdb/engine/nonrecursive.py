@@ -30,61 +30,14 @@ import time
 
 import numpy as np
 
-from ..model import Limits, Rule, Var
+from ..model import Limits
 from .graph import relation_arrays
+from .oneround import _Shape
 from .proofs import Proof
 from .results import FactView
 
 CHUNK = 1 << 15   # 2-path candidates materialised at once (about 100 bytes each, transiently; 1 << 17 was
                   # no faster at 100k and 1M edges and held 8 MB more)
-
-
-class _Shape:
-    """Where a rule's terms sit: premise relations, which end of each premise is the join variable,
-    whether premise 0 drives (provides the head subject)."""
-
-    __slots__ = ("head", "idx", "name", "p_drives", "p_key_subj", "q_key_subj", "rel_p", "rel_q", "weight")
-
-    def __init__(self, idx, rule, p_key_subj, q_key_subj, p_drives):
-        self.idx, self.name, self.weight = idx, rule.name, rule.weight
-        self.rel_p, self.rel_q = rule.premises[0].relation, rule.premises[1].relation
-        self.p_key_subj, self.q_key_subj, self.p_drives = p_key_subj, q_key_subj, p_drives
-        self.head = rule.head.relation
-
-
-def _shape(idx: int, rule: Rule) -> _Shape | None:
-    if len(rule.premises) != 2:
-        return None
-    p, q, h = rule.premises[0], rule.premises[1], rule.head
-    terms = (p.subject, p.object, q.subject, q.object, h.subject, h.object)
-    if not all(isinstance(t, Var) for t in terms):
-        return None
-    if p.subject == p.object or q.subject == q.object or h.subject == h.object:
-        return None
-    shared = set(p.variables()) & set(q.variables())
-    if len(shared) != 1:
-        return None
-    (y,) = shared
-    a = p.object if p.subject == y else p.subject
-    b = q.object if q.subject == y else q.subject
-    if {h.subject, h.object} != {a, b}:
-        return None
-    return _Shape(idx, rule, p.subject == y, q.subject == y, h.subject == a)
-
-
-def one_round_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int) -> list[_Shape] | None:
-    """The rules' shapes when the fast path is exact for them, else None."""
-    if alternatives or not rules or limits.max_depth == 0:
-        return None
-    shapes = [_shape(i, r) for i, r in enumerate(rules)]
-    if any(s is None for s in shapes):
-        return None
-    if len({r.name for r in rules}) != len(rules):   # the canonical tie-break needs distinct names
-        return None
-    heads = {r.head.relation for r in rules}
-    if any(p.relation in heads for r in rules for p in r.premises):
-        return None
-    return shapes
 
 
 class _Ranks:

@@ -22,7 +22,8 @@ from ..model import Limits, PathInv, PathRel, Var
 from .proofs import Proof
 from .results import FactView
 from .bfs import ReachMemo, Search, _all_one
-from .transitive import _Closed, fast_path_plan
+from .rules import fast_path_plan
+from .transitive import _Closed
 
 class _Lazy(_Closed):
     """Reach sets of one relation, computed per source on first use (no SCC pass)."""

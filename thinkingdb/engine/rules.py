@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import Atom, Declaration, Node, Rule, Var
+from ..model import Atom, Declaration, Limits, Node, Rule, Var
 from ..stratify import StratificationError, strata
 
 __all__ = ["compile_declarations", "default_rules_text", "default_rules", "relevant_rules",
@@ -158,3 +158,25 @@ def copy_rule(rule: Rule) -> tuple[str, str] | None:
             and h.subject == p.subject and h.object == p.object and p.relation != h.relation):
         return p.relation, h.relation
     return None
+
+
+def fast_path_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int):
+    """``{R: (transitive rule index, [(S, subrelation rule index), ...])}`` or None."""
+    if alternatives or limits.max_depth is not None or not rules:
+        return None
+    trans: dict[str, int] = {}
+    copies: list[tuple[str, str, int]] = []
+    for i, rule in enumerate(rules):
+        r = transitive_relation(rule)
+        if r is not None:
+            if r in trans:
+                return None
+            trans[r] = i
+            continue
+        c = copy_rule(rule)
+        if c is None:
+            return None
+        copies.append((c[0], c[1], i))
+    if any(r not in trans or s in trans for s, r, _ in copies):
+        return None
+    return {r: (i, sorted((s, j) for s, rr, j in copies if rr == r)) for r, i in trans.items()}

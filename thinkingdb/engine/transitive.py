@@ -24,34 +24,10 @@ import time
 
 import numpy as np
 
-from ..model import Limits, Rule
 from .graph import relation_arrays
 from .proofs import Proof
 from .reachsets import reach_sets
 from .results import FactView
-from .rules import copy_rule, transitive_relation
-
-
-def fast_path_plan(rules: tuple[Rule, ...], limits: Limits, alternatives: int):
-    """``{R: (transitive rule index, [(S, subrelation rule index), ...])}`` or None."""
-    if alternatives or limits.max_depth is not None or not rules:
-        return None
-    trans: dict[str, int] = {}
-    copies: list[tuple[str, str, int]] = []
-    for i, rule in enumerate(rules):
-        r = transitive_relation(rule)
-        if r is not None:
-            if r in trans:
-                return None
-            trans[r] = i
-            continue
-        c = copy_rule(rule)
-        if c is None:
-            return None
-        copies.append((c[0], c[1], i))
-    if any(r not in trans or s in trans for s, r, _ in copies):
-        return None
-    return {r: (i, sorted((s, j) for s, rr, j in copies if rr == r)) for r, i in trans.items()}
 
 
 def deadline_stop(deadline: float | None):
