@@ -1,7 +1,9 @@
 """Shared test settings: one hypothesis profile for the whole suite (STYLE 12)."""
 
 import os
+from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,6 +15,17 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=60, derandomize=True)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def numpy_engines_on_small_inputs():
+    """Almost every test's input is small; the engines they compare with the reference engine are the
+    columnar and fast-path ones, so ``closure()`` does not try the reference engine first on small
+    inputs here (seminaive.SMALL_FACTS = -1). tests/test_closure_small.py turns it on; a fresh process
+    (the CLI tests' subprocesses) has the shipped thresholds."""
+    from thinkingdb.engine import seminaive
+    with mock.patch.object(seminaive, "SMALL_FACTS", -1):
+        yield
 
 
 def pytest_terminal_summary(terminalreporter):

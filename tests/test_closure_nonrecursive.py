@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkingdb.engine import columnar, nonrecursive, oneround
+from thinkingdb.engine import nonrecursive, oneround, plan
 from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import (
@@ -53,7 +53,7 @@ def join(request):
 def generic():
     """Disable the fast path and the columnar engine: closure() then runs the semi-naive engine."""
     with mock.patch.object(oneround, "one_round_plan", lambda *a, **k: None), \
-            mock.patch.object(columnar, "unsupported", lambda *a, **k: "test"):
+            mock.patch.object(plan, "unsupported", lambda *a, **k: "test"):
         yield
 
 

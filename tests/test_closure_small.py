@@ -1,5 +1,8 @@
 """Small inputs close without numpy: the engine that runs says so in stats, a fresh process that
-closes a small input never imports numpy, and ``preload`` imports only what that run will use."""
+closes a small input (or answers a question on a small store) never imports numpy, ``preload``
+imports only what that run will use, and the reference engine run first on small inputs gives what
+the columnar engine and the fast paths give, whichever side of the thresholds an input falls.
+(tests/conftest.py turns that first try off for the rest of the suite: here it is set per test.)"""
 
 from __future__ import annotations
 
@@ -9,10 +12,16 @@ import sys
 import textwrap
 from unittest import mock
 
-from thinkingdb.engine import oneround
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import facts
+from test_closure_columnar import BOUNDS, programs, readout
+from thinkingdb.engine import oneround, seminaive
 from thinkingdb.engine.closure import closure, preload
 from thinkingdb.engine.graph import FactGraph
-from thinkingdb.model import Atom, Fact, Limits, Rule, Triple, Var
+from thinkingdb.engine.query import evaluate
+from thinkingdb.model import Atom, Fact, Limits, PathRel, Query, QueryPattern, Rule, Triple, Var
 
 X, Y, Z = Var("x"), Var("y"), Var("z")
 COMPOSE = (Rule("compose", (Atom(X, "r", Y), Atom(Y, "r", Z)), Atom(X, "r2", Z), 0.5),)
@@ -104,3 +113,58 @@ def test_max_derived_keeps_the_canonical_prefix_across_head_relations_the_graph_
                 res = closure(g, rules, limits=Limits(max_derived=1), engine=engine)
             assert (res.truncated, [str(t) for t in res.derived]) == ("derived", [str(Triple("a", "h", "a"))]), (
                 names, res.stats.engine)
+
+
+def small(facts: int, budget: int):
+    return mock.patch.multiple(seminaive, SMALL_FACTS=facts, SMALL_BUDGET=budget)
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts(relations=("r", "s", "t"), max_size=18), programs(), BOUNDS)
+def test_the_reference_engine_on_small_inputs_gives_what_the_other_engines_give(fs, rules, limits):
+    g = FactGraph(fs)
+    with small(10**9, 10**9):
+        auto = closure(g, rules, limits=limits)
+    want = closure(g, rules, limits=limits)   # the columnar engine or a fast path (small inputs off)
+    assert readout(auto) == readout(want) == readout(closure(g, rules, limits=limits, engine="reference"))
+    if oneround.one_round_plan(tuple(rules), limits, 0) is None:
+        assert auto.stats.engine == "semi-naive" and auto.stats.fallback.startswith("small input")
+    if limits.max_depth is None and auto.stats.engine == "semi-naive":   # (a depth bound's probe fires too)
+        n = auto.stats.firings
+        for budget, facts_cap, tried in ((n, len(g), True), (n - 1, len(g), False), (n, len(g) - 1, False)):
+            with small(facts_cap, budget):
+                res = closure(g, rules, limits=limits)
+            assert (res.stats.engine == "semi-naive") == tried, (budget, facts_cap, res.stats)
+            assert readout(res) == readout(want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(facts(relations=("r", "s", "t"), max_size=18), programs(), st.sampled_from(["a", "b"]),
+       st.sampled_from([Limits(), Limits(max_depth=2), Limits(max_nodes=3), Limits(max_derived=4)]))
+def test_questions_on_small_inputs_get_the_same_answers(fs, rules, sym, limits):
+    g = FactGraph(fs)
+    head = rules[0].head.relation if rules else "r"
+    for q in (Query((QueryPattern(sym, PathRel(head), X),)), Query((QueryPattern(X, PathRel(head), Y),))):
+        want = evaluate(q, g, rules, limits=limits)
+        with small(10**9, 10**9):
+            got = evaluate(q, g, rules, limits=limits)
+        assert [(a.bindings, a.score, a.proof.to_json()) for a in got.answers] == [
+            (a.bindings, a.score, a.proof.to_json()) for a in want.answers]
+        assert got.truncated == want.truncated
+
+
+def test_a_question_on_a_small_store_in_a_fresh_process_never_imports_numpy(tmp_path):
+    from thinkingdb.api import open_kb
+    with open_kb(str(tmp_path / "kb.tdb")) as kb:   # writing the store may use numpy (its graph file)
+        kb.add_text("nginx depends_on openssl. openssl depends_on libc. libc depends_on kernel. "
+                    "relation depends_on transitive.", source="deps.tdb")
+    got = fresh(f"""
+        import json, sys
+        from thinkingdb.api import open_kb
+        kb = open_kb({str(tmp_path / "kb.tdb")!r}, readonly=True)
+        res = kb.query("? nginx depends_on ?x.")
+        proof = kb.why("nginx depends_on kernel")
+        print(json.dumps({{"answers": sorted(a.bindings["x"] for a in res.answers),
+                          "steps": len(proof.premises), "numpy": "numpy" in sys.modules}}))
+    """)
+    assert got == {"answers": ["kernel", "libc", "openssl"], "steps": 2, "numpy": False}

@@ -30,15 +30,14 @@ first ``max_nodes`` in canonical order).
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import time
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..errors import ValidationError
 from .graph import FactGraph
-from . import oneround
-from .joins import FactStore, compile_rule, fire
+from . import oneround, seminaive
+from . import plan as colplan
 from .rules import fast_path_plan, needs_strata
 from ..model import Limits, Rule, Var
 from .results import ClosureResult, Ids
@@ -67,14 +66,6 @@ class ClosureStats:
     exact_depth: bool | None = None
 
 
-class _Timeout(Exception):
-    pass
-
-
-class _Found(Exception):
-    pass
-
-
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
             limits: Limits = Limits(), alternatives: int = 0,
             via: Iterable[str] | None = None,
@@ -85,7 +76,11 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     other derivations per fact. ``via``: relations the seeded scope may grow along (None: all).
     ``engine``: ``"auto"`` (a fast path when one is exact, else the columnar engine, else the
     reference engine; ``stats.engine`` says which and ``stats.fallback`` why), ``"columnar"`` (no
-    fast path) or ``"reference"`` (the semi-naive reference engine only).
+    fast path) or ``"reference"`` (the semi-naive reference engine only). Small inputs run without
+    numpy in ``"auto"``: a one-round join of at most
+    :data:`~thinkingdb.engine.oneround.SMALL_PAIRS` candidates in pure Python, and any other rule set
+    over at most :data:`~thinkingdb.engine.seminaive.SMALL_FACTS` facts on the reference engine first,
+    for at most :data:`~thinkingdb.engine.seminaive.SMALL_BUDGET` firings (then the usual engine).
     ``goals``: queries (:class:`~thinkingdb.model.Query`) the run is for. Goal-directed mode: only the
     facts the goals need are derived (:mod:`thinkingdb.engine.demand`), each with the score, depth
     and proof the full closure gives it; ``seeds`` and ``via`` are then ignored. Under a depth bound
@@ -116,6 +111,12 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
+    if (engine == "auto" and _small(g) and oneround.one_round_plan(rules, limits, alternatives) is None
+            and colplan.unsupported(rules, alternatives) is None):
+        res = _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0,
+                         budget=seminaive.SMALL_BUDGET)
+        if res is not None:   # done within the budget, numpy never imported
+            return res
 
     plan = None if engine != "auto" else fast_path_plan(rules, limits, alternatives)
     res = None
@@ -146,17 +147,37 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         return res
     why = "reference engine asked for" if engine == "reference" else None
     if why is None:
-        from .columnar import run_columnar, unsupported  # noqa: PLC0415
-        why = unsupported(rules, alternatives)
+        why = colplan.unsupported(rules, alternatives)
     if why is None:
+        from .columnar import run_columnar  # noqa: PLC0415 (numpy only when a numpy engine runs)
         res = run_columnar(g, ids, rules, scope, scope_list, truncated, limits, deadline, t0)
         res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope, scope_list), res.derived_count, res.rounds, res._run.firings,
                                  ids.n_syms if scope_list is None else len(scope_list),
                                  (time.perf_counter() - t0) * 1000)
         return res
-    res = _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0)
-    if engine != "reference":
-        res.stats = dataclasses.replace(res.stats, fallback=why)
+    return _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0,
+                      fallback=None if engine == "reference" else why)
+
+
+def _small(g: FactGraph) -> bool:
+    """Whether the reference engine is tried first, within :data:`~thinkingdb.engine.seminaive.SMALL_BUDGET`."""
+    return len(g) <= seminaive.SMALL_FACTS
+
+
+def _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0, *, admit=None,
+               tables=0, probe=True, budget=None, fallback=None, exact=None):
+    """The reference engine with its stats; None when ``budget`` ran out (``fallback`` then says why
+    it ran: a small input, when it ran within the budget)."""
+    out = seminaive.semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline,
+                               admit=admit, probe=probe, budget=budget)
+    if out is None:
+        return None
+    res, rounds, firings, asserted = out
+    if budget is not None:
+        fallback = f"small input: at most {seminaive.SMALL_FACTS:,} facts, done within {budget:,} firings"
+    res.stats = ClosureStats("semi-naive", asserted, res.derived_count, rounds, firings,
+                             ids.n_syms if scope_list is None else len(scope_list),
+                             (time.perf_counter() - t0) * 1000, fallback=fallback, tables=tables, exact_depth=exact)
     return res
 
 
@@ -174,12 +195,15 @@ def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), a
     """
     import importlib  # noqa: PLC0415
     rules = tuple(rules)
+    one_round = oneround.one_round_plan(rules, limits, alternatives)
     if needs_strata(rules):
         name, module = "stratified", "stratified"
+    elif _small(g) and one_round is None and colplan.unsupported(rules, alternatives) is None:
+        name, module = "semi-naive", "seminaive"   # (past its budget, the run imports the next engine)
     elif fast_path_plan(rules, limits, alternatives) is not None:
         name, module = "transitive", "transitive"
-    elif (shapes := oneround.one_round_plan(rules, limits, alternatives)) is not None:
-        small = oneround.count_pairs(g, shapes, None, oneround.SMALL_PAIRS) is not None
+    elif one_round is not None:
+        small = oneround.count_pairs(g, one_round, None, oneround.SMALL_PAIRS) is not None
         name, module = ("one-round-python", "oneround") if small else ("one-round", "nonrecursive")
     else:
         name, module = "columnar", "columnar"
@@ -234,12 +258,11 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     engine when it cannot run, or when asked for) admitting only demanded facts within their depth
     budgets."""
     from .demand import demand_of  # noqa: PLC0415
-    from .reach import single_source  # noqa: PLC0415
-    res = single_source(g, ids, rules, goals, limits, alternatives, deadline)
-    if res is not None:
-        res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
-                                 (time.perf_counter() - t0) * 1000)
-        return res
+    small = engine == "auto" and _small(g)
+    if not small:
+        res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
+        if res is not None:
+            return res
     from .demand import EXACT_STEPS  # noqa: PLC0415
     d, probe, exact = None, True, None
     if limits.max_depth is not None and exact_steps != 0:   # unbounded demand if small: exact depth report
@@ -265,21 +288,36 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     for s in d.symbols:
         scope[s] = 1
     scope_list = sorted(d.symbols)
+    if small and colplan.unsupported(rules, alternatives) is None:
+        res = _reference(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
+                         admit=d.budget, tables=d.tables, probe=probe, budget=seminaive.SMALL_BUDGET, exact=exact)
+        if res is not None:
+            return res
+        res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
+        if res is not None:
+            return res
     why = "reference engine asked for" if engine == "reference" else None
     if why is None:
-        from .columnar import run_columnar, unsupported  # noqa: PLC0415
-        why = unsupported(rules, alternatives)
+        why = colplan.unsupported(rules, alternatives)
     if why is None:
+        from .columnar import run_columnar  # noqa: PLC0415 (numpy only when a numpy engine runs)
         res = run_columnar(g, ids, rules, scope, scope_list, d.truncated, limits, deadline, t0, demand=d, probe=probe)
         res.stats = ClosureStats("columnar", _asserted_in_scope(g, scope, scope_list), res.derived_count,
                                  res.rounds, res._run.firings, len(scope_list), (time.perf_counter() - t0) * 1000,
                                  tables=d.tables, exact_depth=exact)
         return res
-    res = _semi_naive(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
-                      admit=d.budget, tables=d.tables, probe=probe)
-    res.stats = dataclasses.replace(res.stats, exact_depth=exact)
-    if engine != "reference":
-        res.stats = dataclasses.replace(res.stats, fallback=why)
+    return _reference(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
+                      admit=d.budget, tables=d.tables, probe=probe, exact=exact,
+                      fallback=None if engine == "reference" else why)
+
+
+def _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0):
+    """Single-source reachability (numpy) when the rules are a transitive closure, else None."""
+    from .reach import single_source  # noqa: PLC0415
+    res = single_source(g, ids, rules, goals, limits, alternatives, deadline)
+    if res is not None:
+        res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
+                                 (time.perf_counter() - t0) * 1000)
     return res
 
 
@@ -328,169 +366,3 @@ def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
             scope[s] = 1
         members.extend(layer)
     return scope, members, truncated
-
-
-def _semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0, admit=None,
-                tables=0, probe=True):
-    store = FactStore(g._out, g._in, scope, g._rel_sizes)
-    rec = store.rec
-    hist: dict[tuple, list] = {}
-    alts: dict[tuple, dict] = {} if alternatives else None
-    sizes = {}
-
-    def size(r: int) -> int:
-        if r not in sizes:
-            sizes[r] = store.size(r)
-        return sizes[r]
-
-    n_vars = [len({v for p in rule.premises for v in p.variables()}) for rule in rules]
-    plans = [[compile_rule(i, rule, k, ids.rel, ids.sym, size) for k in range(len(rule.premises))]
-             for i, rule in enumerate(rules)]
-    names = [rule.name for rule in rules]
-    n_nodes = len(scope_list) if scope_list is not None else ids.n_syms
-    firings = rounds = 0
-    state = {"round": 0, "probe": False}
-    pending: dict[tuple, tuple] = {}
-
-    def tick() -> None:
-        if deadline is not None and time.perf_counter() > deadline:
-            raise _Timeout
-
-    def canon(rule_idx: int, prems: tuple) -> tuple:
-        return names[rule_idx], tuple(ids.key_rank(k) for k in prems)
-
-    a_out, n_out = g._out, len(g._out)
-
-    def conf_of(s: int, r: int, o: int):
-        """Asserted confidence in scope (inlined twin of FactStore.asserted_conf: this is the hot path)."""
-        if r < n_out and (scope is None or (scope[s] and scope[o])):
-            row = a_out[r].get(s)
-            if row is not None:
-                return row.get(o)
-        return None
-
-    def make_emit(plan):
-        w, rule_idx = plan.weight, plan.rule_idx
-
-        def emit(head: tuple, prems: tuple) -> None:
-            score, depth = w, 0
-            for k in prems:
-                c = conf_of(*k)
-                if c is not None:
-                    score *= c
-                else:
-                    v = rec[k]
-                    score *= v[0]
-                    if v[1] > depth:
-                        depth = v[1]
-            depth += 1
-            if alts is not None and not state["probe"]:
-                mine = alts.setdefault(head, {})
-                key = (rule_idx, prems)
-                old = mine.get(key)
-                if old is None or score > old[0]:
-                    mine[key] = (score, depth)
-            if conf_of(*head) is not None:
-                return
-            cur = rec.get(head)
-            if cur is not None and score <= cur[0]:
-                return
-            if state["probe"] and (admit is None or admit(head) >= 0):
-                raise _Found
-            p = pending.get(head)
-            if p is not None:
-                if score < p[0] or (score == p[0] and (depth > p[1] or (depth == p[1] and canon(rule_idx, prems) >= canon(p[2], p[3])))):
-                    return
-            pending[head] = (score, depth, rule_idx, prems)
-            if capped is not None and p is None and cur is None:
-                keep_within_cap(head)
-        return emit
-
-    # max_derived inside a round: of the new facts a round finds, only the canonically first ``room``
-    # that survive the demand and scope filters can be kept (see below), so pending holds at most that
-    # many: a later, canonically smaller one evicts the largest. Same facts kept, bounded memory.
-    capped: list | None = [] if limits.max_derived is not None else None
-
-    def keep_within_cap(head: tuple) -> None:
-        if admit is not None and admit(head) < state["round"]:
-            return                                  # dropped after the round anyway: not counted
-        if scope is not None and not (scope[head[0]] and scope[head[2]]):
-            return
-        a, b, c = ids.key_rank(head)
-        heapq.heappush(capped, (-a, -b, -c, head))
-        if len(capped) > state["room"]:
-            del pending[heapq.heappop(capped)[3]]
-            state["evicted"] = True
-
-    emits = {id(p): make_emit(p) for ps in plans for p in ps}
-
-    def run_round(delta_by_rel) -> int:
-        count = 0
-        for i, ps in enumerate(plans):
-            if delta_by_rel is None:   # round 1: every match over the asserted facts, once per rule
-                p = min(ps, key=lambda p: (0 if p.first[2] == 0 or p.first[4] == 0 else 1, size(p.first[1])))
-                count += fire(p, store.asserted_pairs(p.first[1], scope_list), store, emits[id(p)], tick, n_vars[i])
-            else:
-                for p in ps:
-                    facts = delta_by_rel.get(p.first[1])
-                    if facts:
-                        count += fire(p, facts, store, emits[id(p)], tick, n_vars[i])
-        return count
-
-    delta_by_rel = None
-    n_derived = 0
-    try:
-        while True:
-            if limits.max_depth is not None and rounds >= limits.max_depth:
-                if not probe:   # goal-directed with budgets: the demand decided whether depth cut anything
-                    break
-                state["probe"] = True
-                try:
-                    run_round(delta_by_rel)
-                except _Found:
-                    truncated = truncated or "depth"
-                break
-            pending.clear()
-            if capped is not None:
-                capped.clear()
-                state.update(room=max(limits.max_derived - n_derived, 0), evicted=False, round=rounds + 1)
-            firings += run_round(delta_by_rel)
-            rounds += 1
-            if capped is not None and state["evicted"]:
-                truncated = truncated or "derived"
-            if not pending:
-                break
-            new_keys = [k for k in pending if k not in rec]
-            drop: set = set()
-            if admit is not None:   # goal-directed: only demanded facts, within their depth budget
-                drop = {k for k in pending if admit(k) < rounds}
-            if scope is not None:   # only a rule constant can lie outside the scope; it may not come in
-                out = {k for k in new_keys if k not in drop and not (scope[k[0]] and scope[k[2]])}
-                if out:
-                    truncated = truncated or "nodes"
-                    drop |= out
-            if limits.max_derived is not None and n_derived + sum(1 for k in new_keys if k not in drop) > limits.max_derived:
-                room = limits.max_derived - n_derived
-                ordered = sorted((k for k in new_keys if k not in drop), key=ids.key_rank)
-                drop.update(ordered[room:])
-                truncated = truncated or "derived"
-            delta_by_rel = {}
-            for k, v in pending.items():
-                if k in drop or store.asserted_conf(*k) is not None:   # asserted facts are never replaced
-                    continue
-                old = rec.get(k)
-                if old is None:
-                    n_derived += 1
-                    store.add_derived(k)
-                else:
-                    hist.setdefault(k, []).append(old)
-                rec[k] = v
-                delta_by_rel.setdefault(k[1], []).append((k[0], k[2]))
-            if truncated == "derived" or not delta_by_rel:
-                break
-    except _Timeout:
-        truncated = truncated or "time"
-    asserted = len(g) if scope is None else sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
-    stats = ClosureStats("semi-naive", asserted, n_derived, rounds, firings, n_nodes,
-                         (time.perf_counter() - t0) * 1000, tables=tables)
-    return ClosureResult(g, ids, rules, store, hist, alts, alternatives, truncated, stats)

@@ -35,7 +35,7 @@ from ..model import Atom, Limits, Rule, Var
 from .colresult import ColumnarResult
 from .colstore import Facts, Grow, Index
 from .graph import relation_arrays
-from .plan import Pipeline, Program, plan_round
+from .plan import Pipeline, Program, plan_round, unsupported
 
 __all__ = ["unsupported", "run_columnar", "Admission"]
 
@@ -46,26 +46,6 @@ ROWS = 1 << 20          # rows one join step makes at once (larger steps run ove
 
 class _Timeout(Exception):
     pass
-
-
-def unsupported(rules: tuple[Rule, ...], alternatives: int) -> str | None:
-    """Why the columnar engine cannot run this closure (the reference engine then does), or None.
-
-    >>> from thinkingdb.model import Atom, Rule, Var
-    >>> x, y = Var("x"), Var("y")
-    >>> unsupported((Rule("r", (Atom(x, "a", y),), Atom(y, "b", x)),), 2)
-    'alternatives'
-    """
-    if alternatives:
-        return "alternatives"
-    if len({r.name for r in rules}) != len(rules):
-        return "duplicate rule names"
-    if any(getattr(p, "negated", False) for r in rules for p in r.premises) or any(
-            getattr(r, "negated", ()) for r in rules):
-        return "negation"
-    if any(getattr(r, "constraints", ()) for r in rules):
-        return "comparisons"
-    return None
 
 
 class _Sizes:

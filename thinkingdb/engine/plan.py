@@ -41,7 +41,7 @@ from typing import Mapping, Protocol
 
 from ..model import Atom, Rule, Var
 
-__all__ = ["Program", "RuleIR", "Join", "Pipeline", "RoundPlan", "Sizes", "FlatSizes", "plan_round"]
+__all__ = ["Program", "RuleIR", "Join", "Pipeline", "RoundPlan", "Sizes", "FlatSizes", "plan_round", "unsupported"]
 
 MODES = ("all", "delta", "check", "by_subject", "by_object", "scan")
 
@@ -198,3 +198,23 @@ def plan_round(program: Program, round_no: int, sizes: Sizes, delta: Mapping[str
                 if delta.get(p.relation):
                     pipelines.append(_pipeline(ir, k, "delta", sizes))
     return RoundPlan(round_no, tuple(pipelines), program)
+
+
+def unsupported(rules: tuple[Rule, ...], alternatives: int) -> str | None:
+    """Why the columnar engine cannot run this closure (the reference engine then does), or None.
+
+    >>> from thinkingdb.model import Atom, Rule, Var
+    >>> x, y = Var("x"), Var("y")
+    >>> unsupported((Rule("r", (Atom(x, "a", y),), Atom(y, "b", x)),), 2)
+    'alternatives'
+    """
+    if alternatives:
+        return "alternatives"
+    if len({r.name for r in rules}) != len(rules):
+        return "duplicate rule names"
+    if any(getattr(p, "negated", False) for r in rules for p in r.premises) or any(
+            getattr(r, "negated", ()) for r in rules):
+        return "negation"
+    if any(getattr(r, "constraints", ()) for r in rules):
+        return "comparisons"
+    return None
