@@ -127,9 +127,10 @@ class Sampler(threading.Thread):
     load average, and the free space where Spark writes; kills the JVM when that space falls under
     ``min_free`` bytes (the disk is shared), so a run too big for it stops and says so."""
 
-    def __init__(self, disk_path: str, min_free: int) -> None:
+    def __init__(self, disk_path: str, min_free: int, local_dir: str | None = None) -> None:
         super().__init__(daemon=True)
-        self.disk_path, self.min_free = disk_path, min_free
+        self.disk_path, self.min_free, self.local_dir = disk_path, min_free, local_dir
+        self.local_peak, self.ticks = 0, 0
         self.jvm_peak_kb, self.jvm_cpu, self.loads = 0, {}, []
         self.free_start = self.free_min = shutil.disk_usage(disk_path).free
         self.aborted = None
@@ -144,6 +145,9 @@ class Sampler(threading.Thread):
         self.loads.append(os.getloadavg()[0])
         free = shutil.disk_usage(self.disk_path).free
         self.free_min = min(self.free_min, free)
+        self.ticks += 1
+        if self.local_dir and self.ticks % 10 == 1:   # Spark's own files (shuffle, spilled checkpoints)
+            self.local_peak = max(self.local_peak, _folder_bytes(self.local_dir))
         if free < self.min_free and self.aborted is None:
             self.aborted = f"free disk {free / 2**30:.1f} GB < {self.min_free / 2**30:.0f} GB"
             for pid in _descendants(os.getpid()):
@@ -155,7 +159,15 @@ class Sampler(threading.Thread):
 
 
 def _folder_bytes(path: str) -> int:
-    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
+    """Bytes of the files under ``path``; files removed while it walks count as 0."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
 
 
 def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | None, master: str,
@@ -167,7 +179,7 @@ def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | N
     rule_set, vocab = load_rules([rules], default_rules=False)
     disk = conf.get("spark.local.dir", os.path.dirname(out))
     os.makedirs(disk, exist_ok=True)
-    sampler = Sampler(disk, min_free)
+    sampler = Sampler(disk, min_free, conf.get("spark.local.dir") if engine == "spark" else None)
     sampler.start()
     t0 = time.perf_counter()
 
@@ -179,7 +191,7 @@ def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | N
     report = materialize(facts, out, rule_set, vocab, engine=engine, master=master, max_depth=max_depth,
                          conf=conf if engine == "spark" else {}, on_round=on_round)
     seconds = time.perf_counter() - t0
-    shuffle = _shuffle_bytes() if engine == "spark" else None
+    stages = _shuffle_stages() if engine == "spark" else None
     sampler.sample()
     sampler.stop.set()
     py_peak_kb, _ = _proc("self")
@@ -190,27 +202,25 @@ def run_engine(engine: str, facts: str, rules: str, out: str, max_depth: int | N
             "jvm_cpu_s": sum(sampler.jvm_cpu.values()) if sampler.jvm_cpu else None,
             "load_min": min(sampler.loads, default=None), "load_max": max(sampler.loads, default=None),
             "load_mean": statistics.fmean(sampler.loads) if sampler.loads else None,
-            "disk_peak_mb": (sampler.free_start - sampler.free_min) / 2**20,
+            "disk_peak_mb": (sampler.free_start - sampler.free_min) / 2**20,   # machine-wide: others' files too
+            "local_dir_peak_mb": sampler.local_peak / 2**20 if sampler.local_dir else None,
             "input_mb": _folder_bytes(facts) / 2**20, "output_mb": _folder_bytes(out) / 2**20,
-            "shuffle_mb": None if shuffle is None else shuffle / 2**20}
+            "shuffle_mb": None if stages is None else sum(b for _, _, b in stages) / 2**20,
+            "shuffle_stages_mb": None if stages is None else [(i, round(b / 2**20, 1)) for i, _, b in stages]}
 
 
-def _shuffle_bytes() -> int | None:
-    """Shuffle bytes written over all stages of this process's Spark application: from the
-    driver's status store (through py4j), else from the REST status endpoint on loopback."""
+def _shuffle_stages() -> list[tuple[int, str, int]] | None:
+    """``(stage id, name, shuffle bytes written)`` of every stage of this process's Spark
+    application that wrote any, from its status REST endpoint (the application's own UI address: a
+    second Spark application on this machine takes the next port)."""
     try:
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.getActiveSession()
-        stages = spark.sparkContext._jsc.sc().statusStore().stageList(None)
-        return sum(int(stages.apply(i).shuffleWriteBytes()) for i in range(stages.size()))
-    except Exception:  # noqa: BLE001 - fall back to the REST endpoint
-        pass
-    try:
-        base = "http://127.0.0.1:4047/api/v1/applications"
-        apps = json.load(urllib.request.urlopen(base, timeout=5))
-        stages = json.load(urllib.request.urlopen(f"{base}/{apps[0]['id']}/stages", timeout=30))
-        return sum(s.get("shuffleWriteBytes", 0) for s in stages)
+        sc = SparkSession.getActiveSession().sparkContext
+        url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages"
+        stages = json.load(urllib.request.urlopen(url, timeout=60))
+        return sorted((s["stageId"], s.get("name", ""), s.get("shuffleWriteBytes", 0)) for s in stages
+                      if s.get("shuffleWriteBytes", 0))
     except Exception:  # noqa: BLE001 - a measurement we report as missing, never a failure
         return None
 
