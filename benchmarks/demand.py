@@ -9,6 +9,7 @@ interleaved, ``--repeat`` times. Printed per question and tree: median wall time
 1 when a proof was printed) and how the run ended (the bound the CLI says stopped it, exit code).
 
     python benchmarks/demand.py --tree before=/tmp/before --repeat 3
+    python benchmarks/demand.py --db /tmp/tdb-scale/random-1000000/kb.sqlite --only "both ways" --tree before=/tmp/before
 
 Measures the whole process: Python start, opening the store, building the fact graph (the part
 issue 20's persistent graph removes), the closure and printing. The machine is shared: read medians,
@@ -43,6 +44,8 @@ QUESTIONS = [
     ("1-hop, --max-depth 2", ["query", "? n5 depends_on ?x.", "--max-depth", "2"]),
     ("conjunction, default rules", ["query", "? n5 depends_on ?x, ?x depends_on n7."]),
     ("why, default rules", ["why", "n5 depends_on n7"]),
+    ("read both ways, two constants", ["query", "? ?x depends_on n7, n5 depends_on ?x."]),
+    ("read both ways, shared dependency", ["query", "? n5 depends_on ?x, ?y depends_on ?x."]),
 ]
 
 
@@ -80,6 +83,7 @@ def run(tree: str, db: str, argv: list[str], timeout: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/tmp/tdb-demand-bench")
+    ap.add_argument("--db", help="an existing store to ask (read as it is) instead of generating one")
     ap.add_argument("--facts", type=int, default=1_000_000)
     ap.add_argument("--symbols", type=int, default=200_000)
     ap.add_argument("--seed", type=int, default=7)
@@ -91,15 +95,15 @@ def main() -> None:
     trees = [("after", ROOT)] + [tuple(t.split("=", 1)) for t in args.tree]
     os.makedirs(args.work, exist_ok=True)
     tag = f"{args.facts}-{args.symbols}-{args.seed}"
-    db = os.path.join(args.work, f"kb-{tag}.sqlite")
+    db = args.db or os.path.join(args.work, f"kb-{tag}.sqlite")
     if not os.path.exists(db):
         tsv = os.path.join(args.work, f"edges-{tag}.tsv")
         generate(tsv, args.facts, args.symbols, args.seed)
         subprocess.run([sys.executable, *CLI, "--db", db, "--quiet", "ingest", tsv],
                        check=True, env=dict(os.environ, PYTHONPATH=ROOT))
     print(machine.describe())
-    print(f"store: {args.facts:,} random depends_on facts over {args.symbols:,} symbols, seed {args.seed}; "
-          f"each question a fresh CLI process, {args.repeat} interleaved runs, medians")
+    what = f"{db}" if args.db else f"{args.facts:,} random depends_on facts over {args.symbols:,} symbols, seed {args.seed}"
+    print(f"store: {what}; each question a fresh CLI process, {args.repeat} interleaved runs, medians")
     questions = [q for q in QUESTIONS if not args.only or any(o in q[0] for o in args.only)]
     results: dict = {}
     for _ in range(args.repeat):

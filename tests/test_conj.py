@@ -107,6 +107,31 @@ def test_max_derived_stops_at_a_start_counted_by_hand():
     assert dump(evaluate(q, g, RULES, limits=Limits(max_derived=8))) == dump(full)
 
 
+@settings(max_examples=1, deadline=None)
+@given(st.booleans())
+def test_a_relation_read_both_ways_counts_each_fact_once(tmp_path_factory, on_disk):
+    # a → b → c → a, c → d; `a r ?x, ?y r ?x` reads r forward from a, then backward from each x.
+    # Forward a: a r a, a r c, a r d (3; a r b is asserted). Backward, x in canonical order, each set
+    # {a, b, c} less the asserted fact into x, less what a's forward set counted already:
+    # a: a r a (counted), b r a → +1; b: a r b asserted, b r b, c r b → +2; c: a r c (counted), c r c → +1;
+    # d: a r d (counted), b r d → +1. 8 in all, every derived fact once (counting each end: 11)
+    fs = [Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a"), Fact("c", "r", "d")]
+    g = mapped(fs, tmp_path_factory.mktemp("g")) if on_disk else FactGraph(fs)
+    q = Query((QueryPattern("a", PathRel("r"), Var("x")), QueryPattern(Var("y"), PathRel("r"), Var("x"))))
+    full = evaluate(q, FactGraph(fs), RULES, goal_directed=False)
+    assert len(full.answers) == 12     # x in a, b, c, d; y in a, b, c
+    want = {tuple(a.bindings.items()): a.to_json() for a in full.answers}
+    for cap, xs, cut in ((8, "abcd", None), (7, "abc", "derived"), (6, "ab", "derived"), (5, "a", "derived"),
+                         (4, "a", "derived"), (3, "", "derived"), (2, "", "derived")):
+        res = closure(g, RULES, goals=[q], limits=Limits(max_derived=cap))
+        assert res.table is not None and res.truncated == cut, cap
+        assert res.stats.derived == {8: 8, 7: 7, 6: 6, 5: 4, 4: 4, 3: 3, 2: 0}[cap], cap
+        got = evaluate(q, g, RULES, limits=Limits(max_derived=cap))
+        assert got.truncated == cut and sorted({a.bindings["x"] for a in got.answers}) == list(xs), cap
+        assert all(a.to_json() == want[tuple(a.bindings.items())] for a in got.answers)
+    assert dump(evaluate(q, g, RULES, limits=Limits(max_derived=8))) == dump(full)
+
+
 def test_an_enormous_answer_set_stops_at_the_bound():
     # a 2,000-cycle: 4,000,000 answers. Under max_derived 100,000: `a0 r ?x` takes 1,999 derived facts,
     # a0 again none, then 1,999 per x: 49 more starts fit (97,951 facts), the 50th would pass the bound

@@ -20,7 +20,7 @@ def array_answers(view, query: Query, limits: Limits, deadline, aggregate: str):
     (:func:`thinkingdb.engine.bulk.bulk_answers`) — or None."""
     table = getattr(view, "table", None)
     if table is not None and table.query is query:
-        from .conj import table_answers
+        from .conjanswers import table_answers
         return table_answers(view, table, aggregate), view.truncated
     pats = query.patterns
     if len(pats) == 1 and isinstance(pats[0].subject, Var) and isinstance(pats[0].object, Var):

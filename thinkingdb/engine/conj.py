@@ -17,10 +17,11 @@ every step scoring 1 (its reach sets), or not derived at all (one asserted step,
 / ``*`` by breadth-first search, or by the best-walk search when its facts score below 1). Anything
 else, or a node bound, leaves the question to the general evaluator.
 
-**Bounds.** ``max_derived`` counts the derived facts the question looks at: a start's whole reach set
-less its asserted facts, each start counted once per relation and direction (a question reading one
-closed relation in both directions under ``max_derived`` goes to the general engine, where a fact
-seen from both ends counts once). Starts are taken pattern by pattern, in canonical order within a
+**Bounds.** ``max_derived`` counts the distinct derived facts the question looks at: a start's whole
+reach set less its asserted facts, each start counted once per relation and direction, less the facts
+already counted from their other end (a relation read both ways: ``x R y`` is looked at from ``x``'s
+forward set and from ``y``'s backward set, and counts once). Starts are taken pattern by pattern, in
+canonical order within a
 pattern; the first start whose facts would take the count past ``max_derived`` stops the evaluation
 there: its rows and the later ones are dropped, ``truncated`` is ``"derived"``, and the answers are
 those found before it — each with its exact score and proof. The deadline stops it the same way
@@ -48,14 +49,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import Limits, PathRel, Query, Var
-from .answers import _conjoin, _proofs_builder, pattern_order
-from .paths import PathWalk, _simple, invert
+from ..model import Limits, Query, Var
+from .answers import pattern_order
+from .paths import _simple
 
 if TYPE_CHECKING:   # numpy and the searches load when a conjunction runs as arrays (a plain lookup
     import numpy as np   # loads neither them nor this module: issue 20)
 
-__all__ = ["Table", "plan_conjunction", "run_conjunction", "table_answers"]
+__all__ = ["Table", "plan_conjunction", "run_conjunction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
     rels = view._rels
     n = len(g._syms)
     bound: set[str] = set()
-    steps, directions = [], set()
+    steps = []
     for i in pattern_order(query.patterns):
         p = query.patterns[i]
         simple = _simple(p.path)
@@ -129,7 +130,6 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
             if not c.all_ones:
                 return None
             kind = "closed"
-            directions.add((r, direction))
         elif lo == hi == 1:
             kind = "hop"
         else:
@@ -137,8 +137,6 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
             kind = "walk" if _all_one(g, r) else "best"
         steps.append(_Step(i, kind, r, direction, lo, start, other, s_known, o_known, from_subject))
         bound.update(v.name for v in p.variables())
-    if limits.max_derived is not None and any((r, not d) in directions for r, d in directions):
-        return None
     return steps
 
 
@@ -186,6 +184,7 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
         if rank is not None and len(us):
             us = us[np.argsort(rank[us], kind="stable")]
         keep, chunk, a = len(us), 16, 0
+        seen: dict[int, int] = {}    # slot -> its members counted from the other end (this step)
         while a < len(us):
             part = us[a:a + chunk]
             slots = np.fromiter((src.get(u, share=True) for u in part.tolist()), dtype=np.int64, count=len(part))
@@ -197,6 +196,9 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
                 lens = np.fromiter((len(src.sets[k]) for k in slots.tolist()), dtype=np.int64, count=len(slots))
                 index = (g._out if st.direction else g._in)[st.r]
                 need = np.where(done[part], 0, lens - _degrees(index, part))
+                other = counted.get((st.r, not st.direction))
+                if other is not None:   # facts counted from their other end already
+                    need -= _seen_from_the_other_end(src, index, part, slots, done, other, seen)
                 cum = count + np.cumsum(need)
                 over = np.flatnonzero(cum > cap) if cap is not None else ()
                 if len(over):
@@ -273,97 +275,37 @@ def run_conjunction(view, query: Query, steps: list[_Step], limits: Limits, dead
     return Table(query, steps, cols, scores, n_rows, truncated, count, int(touched.sum()))
 
 
+def _seen_from_the_other_end(src, index, part: np.ndarray, slots: np.ndarray, done: np.ndarray,
+                             other: np.ndarray, seen: dict) -> np.ndarray:
+    """Per start ``u`` of ``part`` not counted yet in this direction: its derived facts already counted
+    as starts of the other direction (``other``, a flag per symbol) — the members of its set counted
+    there, less those ``u`` has an asserted fact with (asserted facts are never counted)."""
+    import numpy as np
+    for k in set(slots.tolist()) - seen.keys():
+        seen[k] = int(np.count_nonzero(other[src.sets[k]]))
+    got = np.fromiter((seen[k] for k in slots.tolist()), dtype=np.int64, count=len(slots))
+    return np.where(done[part] | (got == 0), 0, got - _asserted_flagged(index, part, other))
+
+
+def _asserted_flagged(index, us: np.ndarray, flag: np.ndarray) -> np.ndarray:
+    """Per start, its asserted facts in ``index`` whose other end is flagged."""
+    import numpy as np
+    if hasattr(index, "_ptr") and not index._full:    # a mapped relation: its CSR arrays
+        from .reachsets import _gather
+        keys, ptr, vals = index.csr()
+        if not len(keys):
+            return np.zeros(len(us), np.int64)
+        i = np.minimum(np.searchsorted(keys, us), len(keys) - 1)
+        hit = keys[i] == us
+        lo = ptr[i].astype(np.int64)
+        lens = np.where(hit, ptr[i + 1].astype(np.int64) - lo, 0)
+        marks = np.concatenate([[0], np.cumsum(flag[_gather(vals, lo, lens)], dtype=np.int64)])
+        ends = np.cumsum(lens)
+        return marks[ends] - marks[ends - lens]
+    return np.fromiter((sum(1 for v in (index.get(u) or ()) if flag[v]) for u in us.tolist()),
+                       dtype=np.int64, count=len(us))
+
+
 def _column(end: tuple, cols: dict, n_rows: int) -> np.ndarray:
     import numpy as np
     return np.full(n_rows, end[1], dtype=np.int64) if end[0] == "const" else cols[end[1]]
-
-
-# -- answers -----------------------------------------------------------------------------------------
-def table_answers(view, table: Table, aggregate: str) -> TableAnswers:
-    """The answers of a :class:`Table`, sorted as the general evaluator sorts them: score, highest
-    first, then the bound keys in the order the variables first appear."""
-    import numpy as np
-    from .bfs import rank_array
-    query, ids, g = table.query, view.ids, view.g
-    names = tuple(v.name for v in query.variables())
-    by_index = {st.i: st for st in table.steps}
-    # the evaluator multiplies in its pattern order; noisy-or (one proof per pattern, k = 1) in index
-    # order, then 1 - (1 - s)
-    final = np.ones(table.n)
-    for i in ([st.i for st in table.steps] if aggregate != "noisy-or" else range(len(query.patterns))):
-        if i in table.scores:
-            final = final * table.scores[i]
-    if aggregate == "noisy-or":
-        final = 1.0 - (1.0 - final)
-    cols = [table.cols[nm] for nm in names]
-    rank = rank_array(g)
-    keys = [c if rank is None else rank[c] for c in cols]
-    if not _in_order(keys, final):   # (rows made in order, as from one sorted set after another, stay)
-        sort = np.lexsort(tuple(keys[::-1]) + (-final,))
-        cols, final = [c[sort] for c in cols], final[sort]
-    col_of = {nm: j for j, nm in enumerate(names)}
-    walks: dict = {}
-
-    def value(end, row):
-        return end[1] if end[0] == "const" else row[col_of[end[1]]]
-
-    def pattern_proof(i: int, row: list):
-        st = by_index[i]
-        pat = query.patterns[i]
-        a, b = value(st.start, row), value(st.other, row)
-        s, o = (a, b) if st.from_subject else (b, a)
-        if st.kind in ("walk", "best"):
-            if st.s_known or not st.o_known:
-                w = _walk(walks, view, (i, True), pat.path, s)
-                score, steps = w[o]
-            else:
-                w = _walk(walks, view, (i, False), invert(pat.path), o)
-                score, back = w[s]
-                steps = (lambda back=back: back()[::-1])
-        else:       # one step: a closed relation's fact (or, r*, none) or an asserted one
-            key = (s, st.r, o) if st.direction == st.from_subject else (o, st.r, s)   # the path's direction
-            score = view.fact_score(key) if st.kind == "hop" else 1.0
-            self_only = st.lo == 0 and s == o and not isinstance(pat.path, PathRel)
-            if isinstance(pat.path, PathRel) or not self_only:
-                steps = (lambda key=key: [key])
-            else:
-                steps = list
-        return _proofs_builder(view, pat.path, s, o, score, steps, 1)()[0]
-
-    def make(row: list, score: float):
-        def build():
-            proofs = [pattern_proof(i, row) for i in range(len(query.patterns))]
-            if aggregate != "noisy-or":
-                return _conjoin(proofs, score)
-            p = 1.0
-            for x in proofs:
-                p *= x.score
-            return (_conjoin(proofs, p),)
-        return score, build
-
-    from .bulk import TableAnswers
-    return TableAnswers(ids, names, cols, final, make)
-
-
-def _in_order(keys: list, final: np.ndarray) -> bool:
-    """Are the rows already sorted by score (highest first), then by ``keys`` (primary first)?"""
-    import numpy as np
-    if len(final) < 2:
-        return True
-    if np.any(final[1:] > final[:-1]):
-        return False
-    open_ = final[1:] == final[:-1]      # pairs not yet decided
-    for k in keys:
-        if np.any(open_ & (k[1:] < k[:-1])):
-            return False
-        open_ &= k[1:] == k[:-1]
-    return True
-
-
-def _walk(cache: dict, view, key, path, start: int):
-    got = cache.get((key, start))
-    if got is None:
-        if len(cache) > 64:
-            cache.clear()
-        got = cache[(key, start)] = PathWalk(view, path).run(start)
-    return got
