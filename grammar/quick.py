@@ -43,13 +43,25 @@ MAX_CHARS = 1 << 16                       # a longer text goes to the full parse
 _WS = r"[ \t]"
 _SYM = rf"(?>({SYMBOL}))"
 _TERM = rf"(?>({VAR})|({SYMBOL}))"
-_ATOM = re.compile(rf"{_TERM}{_WS}+{_SYM}{_WS}+{_TERM}")
-_PATTERN = re.compile(rf"{_TERM}{_WS}+{_SYM}([+*]?){_WS}+{_TERM}")
-_QUERY_HEAD = re.compile(rf"{_WS}*\?{_WS}+")
-_SEP = re.compile(rf"{_WS}*(,|=>|\.{_WS}*$){_WS}*")
-_WHY = re.compile(rf"{_WS}*why{_WS}+{_SYM}{_WS}+{_SYM}{_WS}+{_SYM}{_WS}*\.{_WS}*")
-_RULE_HEAD = re.compile(rf"{_WS}*rule{_WS}+{_SYM}(?:{_WS}*@{_WS}*(?>(\d+(?:\.\d+)?|\.\d+)))?{_WS}*:{_WS}*")
-_RELATION = re.compile(rf"{_WS}*relation{_WS}+{_SYM}{_WS}+{_SYM}(?:{_WS}+{_SYM})?{_WS}*\.{_WS}*")
+_SOURCES = {
+    "atom": rf"{_TERM}{_WS}+{_SYM}{_WS}+{_TERM}",
+    "pattern": rf"{_TERM}{_WS}+{_SYM}([+*]?){_WS}+{_TERM}",
+    "query_head": rf"{_WS}*\?{_WS}+",
+    "sep": rf"{_WS}*(,|=>|\.{_WS}*$){_WS}*",
+    "why": rf"{_WS}*why{_WS}+{_SYM}{_WS}+{_SYM}{_WS}+{_SYM}{_WS}*\.{_WS}*",
+    "rule_head": rf"{_WS}*rule{_WS}+{_SYM}(?:{_WS}*@{_WS}*(?>(\d+(?:\.\d+)?|\.\d+)))?{_WS}*:{_WS}*",
+    "relation": rf"{_WS}*relation{_WS}+{_SYM}{_WS}+{_SYM}(?:{_WS}+{_SYM})?{_WS}*\.{_WS}*",
+}
+_COMPILED: dict[str, re.Pattern] = {}
+
+
+def _re(name: str) -> re.Pattern:
+    """The pattern ``name`` of :data:`_SOURCES`, compiled on first use: a cold question needs three of
+    the seven, and each costs a fresh process a fraction of a millisecond to compile."""
+    got = _COMPILED.get(name)
+    if got is None:
+        got = _COMPILED[name] = re.compile(_SOURCES[name])
+    return got
 
 
 def parse(text: str, source: str = "<string>") -> ast.Document:
@@ -100,19 +112,21 @@ def _relation_at(m: re.Match, g: int, line: int) -> ast.Relation | None:
     return None if word in RESERVED else ast.Relation(word, line=line, column=m.start(g) + 1)
 
 
-def _atoms(text: str, pos: int, line: int, pattern: re.Pattern, last: str):
-    """``(atoms, end)``: terms-relation-terms separated by commas from ``pos`` up to the separator
-    ``last`` (``"."`` or ``"=>"``); None if anything else is there."""
+def _atoms(text: str, pos: int, line: int, kind: str, last: str):
+    """``(atoms, end)``: terms-relation-terms (``kind``: ``"pattern"`` of a query, with an optional
+    ``+``/``*``, or ``"atom"`` of a rule) separated by commas from ``pos`` up to the separator ``last``
+    (``"."`` or ``"=>"``); None if anything else is there."""
     found = []
+    pattern, sep_re, marked = _re(kind), _re("sep"), kind == "pattern"
     while True:
         m = pattern.match(text, pos)
         if m is None:
             return None
-        s, rel, o = _term(m, 1, line), _relation_at(m, 3, line), _term(m, 5 if pattern is _PATTERN else 4, line)
+        s, rel, o = _term(m, 1, line), _relation_at(m, 3, line), _term(m, 5 if marked else 4, line)
         if s is None or rel is None or o is None:
             return None
-        found.append((s, rel, o, m.group(4) if pattern is _PATTERN else ""))
-        sep = _SEP.match(text, m.end())
+        found.append((s, rel, o, m.group(4) if marked else ""))
+        sep = sep_re.match(text, m.end())
         if sep is None:
             return None
         if sep.group(1) != ",":
@@ -121,8 +135,8 @@ def _atoms(text: str, pos: int, line: int, pattern: re.Pattern, last: str):
 
 
 def _query(text: str, line: int) -> ast.Query | None:
-    m = _QUERY_HEAD.match(text)
-    got = None if m is None else _atoms(text, m.end(), line, _PATTERN, ".")
+    m = _re("query_head").match(text)
+    got = None if m is None else _atoms(text, m.end(), line, "pattern", ".")
     if got is None:
         return None
     patterns = []
@@ -135,7 +149,7 @@ def _query(text: str, line: int) -> ast.Query | None:
 
 
 def _why(text: str, line: int) -> ast.Why | None:
-    m = _WHY.fullmatch(text)
+    m = _re("why").fullmatch(text)
     if m is None:
         return None
     s, r, o = (_symbol(m, i, line) for i in (1, 2, 3))
@@ -145,7 +159,7 @@ def _why(text: str, line: int) -> ast.Why | None:
 
 
 def _rule(text: str, line: int) -> ast.RuleDecl | None:
-    m = _RULE_HEAD.match(text)
+    m = _re("rule_head").match(text)
     if m is None or m.group(1) in RESERVED:
         return None
     weight = None
@@ -153,10 +167,10 @@ def _rule(text: str, line: int) -> ast.RuleDecl | None:
         weight = float(m.group(2))
         if not (math.isfinite(weight) and 0.0 < weight <= 1.0):
             return None   # the full parser reports it
-    body = _atoms(text, m.end(), line, _ATOM, "=>")
+    body = _atoms(text, m.end(), line, "atom", "=>")
     if body is None:
         return None
-    head = _atoms(text, body[1], line, _ATOM, ".")
+    head = _atoms(text, body[1], line, "atom", ".")
     if head is None or len(head[0]) != 1 or head[1] != len(text):
         return None
     premises = tuple(ast.Atom(s, rel, o, False, s.line, s.column) for s, rel, o, _ in body[0])
@@ -169,7 +183,7 @@ def _rule(text: str, line: int) -> ast.RuleDecl | None:
 
 
 def _relation(text: str, line: int) -> ast.RelationDecl | None:
-    m = _RELATION.fullmatch(text)
+    m = _re("relation").fullmatch(text)
     if m is None or any(m.group(i) in RESERVED for i in (1, 2, 3)):
         return None
     kind, has_other = m.group(2), m.group(3) is not None

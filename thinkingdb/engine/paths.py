@@ -19,7 +19,6 @@ visits at most ``max_nodes`` symbols and stops at the deadline, saying so in ``t
 
 from __future__ import annotations
 
-import heapq
 import time
 
 from ..errors import QueryError
@@ -286,6 +285,7 @@ class PathWalk:
         return {v: (sc, steps_of(v, i)) for v, (sc, i) in answers.items()}
 
     def _best_first(self, src: int):
+        import heapq   # (a plain lookup walks no heap: issue 20)
         nfa, rank = self.nfa, self.rank
         if self.simple is not None:   # r+ / r*: one relation, unbounded: a one-state automaton
             r, fwd, lo, _ = self.simple
