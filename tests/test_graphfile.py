@@ -253,3 +253,12 @@ def test_known_symbols_one_by_one_and_all_at_once(tmp_path):
     assert big.known_symbols([f"s{i}" for i in range(10)] + ["q"]) == {f"s{i}" for i in range(10)}
     assert big._syms._all is not None
     kb.close()
+
+
+def test_the_prefix_and_trailer_sizes_are_those_of_their_struct_formats():
+    import struct
+    from thinkingdb.store import graphfile
+    assert struct.calcsize(graphfile._PREFIX) == graphfile._PREFIX_SIZE
+    assert struct.calcsize(graphfile._TRAILER) == graphfile._TRAILER_SIZE
+    packed = struct.pack(graphfile._PREFIX, b"TDBGRAPH", 7, 0xDEADBEEF, 2**40 + 5)
+    assert [graphfile._uint(packed, a, b) for a, b in ((8, 12), (12, 16), (16, 24))] == [7, 0xDEADBEEF, 2**40 + 5]

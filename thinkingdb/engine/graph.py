@@ -23,7 +23,6 @@ order, so an id is its canonical rank. Adding a fact to such a graph first decod
 
 from __future__ import annotations
 
-from array import array
 from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -395,6 +394,7 @@ class FactGraph:
         cache = self._rank_cache
         if cache is not None and cache[0] == len(self._syms) + (len(self._rels) << 40):
             return cache[1], cache[2]
+        from array import array   # (a mapped graph's ranks are its ids: a cold question does not load it)
         sym_rank = array("q", bytes(8 * len(self._syms)))
         for rank, sid in enumerate(sorted(range(len(self._syms)), key=self._syms.__getitem__)):
             sym_rank[sid] = rank

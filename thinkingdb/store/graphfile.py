@@ -36,7 +36,6 @@ import fcntl
 import json
 import mmap
 import os
-import struct
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
@@ -53,8 +52,9 @@ __all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp"
 FORMAT_VERSION = 1
 MAGIC = b"TDBGRAPH"
 END = b"TDBGEND\x00"
-_PREFIX = struct.Struct("<8sIIQ")     # magic, format version, header crc32, header length
-_TRAILER = struct.Struct("<8sQ")      # end magic, total file length
+_PREFIX = "<8sIIQ"     # magic, format version, header crc32, header length (24 bytes)
+_TRAILER = "<8sQ"      # end magic, total file length (16 bytes)
+_PREFIX_SIZE, _TRAILER_SIZE = 24, 16   # (read with int.from_bytes: a cold open does not load struct)
 ALIGN = 64
 SUFFIX = ".graph"
 _DIRECTIONS = ("out", "in")
@@ -199,17 +199,18 @@ def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.
         offset = _align(offset + arr.nbytes)
     header = {**header, "arrays": layout, "data_crc": crc}
     hbytes = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    data_start = _align(_PREFIX.size + len(hbytes))
-    total = data_start + offset + _TRAILER.size
+    import struct
+    data_start = _align(_PREFIX_SIZE + len(hbytes))
+    total = data_start + offset + _TRAILER_SIZE
     tmp = f"{path}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(_PREFIX.pack(magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
+            fh.write(struct.pack(_PREFIX, magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
             for name in sorted(arrays):
                 fh.seek(data_start + layout[name][2])
                 fh.write(arrays[name].tobytes())
             fh.seek(data_start + offset)
-            fh.write(_TRAILER.pack(END, total))
+            fh.write(struct.pack(_TRAILER, END, total))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -231,7 +232,7 @@ def map_container(path: str, magic: bytes) -> tuple[dict, dict[str, np.ndarray],
         return None
     try:
         size = os.fstat(fd).st_size
-        if size < _PREFIX.size + _TRAILER.size:
+        if size < _PREFIX_SIZE + _TRAILER_SIZE:
             return None
         buf = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
@@ -239,26 +240,31 @@ def map_container(path: str, magic: bytes) -> tuple[dict, dict[str, np.ndarray],
     finally:
         os.close(fd)
     try:
-        got, version, hcrc, hlen = _PREFIX.unpack_from(buf, 0)
-        if got != magic or version != FORMAT_VERSION or _PREFIX.size + hlen > size:
+        got, version, hcrc, hlen = buf[:8], _uint(buf, 8, 12), _uint(buf, 12, 16), _uint(buf, 16, 24)
+        if got != magic or version != FORMAT_VERSION or _PREFIX_SIZE + hlen > size:
             return None
-        hbytes = buf[_PREFIX.size:_PREFIX.size + hlen]
+        hbytes = buf[_PREFIX_SIZE:_PREFIX_SIZE + hlen]
         if zlib.crc32(hbytes) != hcrc:
             return None
         header = json.loads(hbytes.decode("utf-8"))
-        end, total = _TRAILER.unpack_from(buf, size - _TRAILER.size)
+        end, total = buf[size - _TRAILER_SIZE:size - 8], _uint(buf, size - 8, size)
         if end != END or total != size or header.get("format") != FORMAT_VERSION:
             return None
-        data_start = _align(_PREFIX.size + hlen)
+        data_start = _align(_PREFIX_SIZE + hlen)
         layout = header["arrays"]
         for name, (dtype, count, offset) in layout.items():
             width = itemsize(dtype)
             if width is None or type(count) is not int or type(offset) is not int or count < 0 or offset < 0 \
-                    or data_start + offset + count * width > size - _TRAILER.size:
+                    or data_start + offset + count * width > size - _TRAILER_SIZE:
                 return None
         return header, MappedArrays(buf, data_start, layout), buf
-    except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+
+
+def _uint(buf, start: int, end: int) -> int:
+    """The little-endian unsigned integer of ``buf[start:end]`` (as ``struct``'s ``<I`` / ``<Q``)."""
+    return int.from_bytes(buf[start:end], "little")
 
 
 def open_graph(path: str, expect: Stamp | None = None) -> GraphArrays | None:
