@@ -45,7 +45,7 @@ X, Y, Z = Var("x"), Var("y"), Var("z")
 def join(request):
     """Every test runs with each executor of the one-round join: the numpy one (no input is small)
     and the pure-Python one (every input is)."""
-    with mock.patch.object(oneround, "SMALL_PAIRS", -1 if request.param == "one-round" else 10**9):
+    with mock.patch.object(oneround, "SMALL_JOIN", -1 if request.param == "one-round" else 10**9):
         yield request.param
 
 
@@ -228,20 +228,26 @@ def test_the_fast_path_indexes_more_rules_than_a_short_integer_holds(join):
 @settings(max_examples=100, deadline=None)
 @given(cases(), st.integers(0, 12), st.integers(1, 7))
 def test_the_small_input_threshold_switches_executors_not_results(case, max_derived, max_nodes):
-    """At exactly SMALL_PAIRS candidates the pure-Python join runs, one fewer and numpy's does;
-    both give the semi-naive engine's facts, scores, depths, proofs and bound reports."""
+    """At exactly SMALL_JOIN (facts walked plus candidates) the pure-Python join runs, one less and
+    numpy's does; both give the semi-naive engine's facts, scores, depths, proofs and bound reports."""
     fs, rules = case
     g = FactGraph(fs)
     shapes = oneround.one_round_plan(tuple(rules), Limits(), 0)
-    pairs = oneround.count_pairs(g, shapes, None, 10**9)
-    assert pairs == sum(1 for rule in rules for _ in evaluate(Query(tuple(
-        QueryPattern(p.subject, PathRel(p.relation), p.object) for p in rule.premises)), g, ()).answers)
+    work = oneround.join_work(g, shapes, None, 10**9)
+    walked = []   # the join walks q when only p has ?y as its subject, else p
+    for p, q in (rule.premises for rule in rules):
+        y = (set(p.variables()) & set(q.variables())).pop()
+        rid = g.relation_id((q if p.subject == y and q.subject != y else p).relation)
+        walked.append(0 if rid is None else g.relation_size(rid))
+    assert work == sum(walked) + sum(
+        1 for rule in rules for _ in evaluate(Query(tuple(
+            QueryPattern(p.subject, PathRel(p.relation), p.object) for p in rule.premises)), g, ()).answers)
     for limits in (Limits(), Limits(max_derived=max_derived), Limits(max_nodes=max_nodes)):
         with generic():
             slow = snapshot(closure(g, rules, limits=limits))
         got = {}
-        for cap in (pairs, pairs - 1):
-            with mock.patch.object(oneround, "SMALL_PAIRS", cap):
+        for cap in (work, work - 1):
+            with mock.patch.object(oneround, "SMALL_JOIN", cap):
                 res = closure(g, rules, limits=limits)
             got[res.stats.engine] = snapshot(res)
         if limits.max_nodes is None:   # (a node bound counts the candidates in its scope only)

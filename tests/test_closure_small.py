@@ -61,7 +61,7 @@ def test_preload_imports_the_numpy_engine_when_the_input_is_not_small():
         from thinkingdb.engine.graph import FactGraph
         from thinkingdb.model import Atom, Fact, Rule, Var
         x, y, z = Var("x"), Var("y"), Var("z")
-        n = oneround.SMALL_PAIRS + 1                      # a chain of n + 1 facts: n 2-paths
+        n = oneround.SMALL_JOIN // 2 + 1                  # a chain of n + 1 facts: n 2-paths, 2n + 1 work
         g = FactGraph([Fact(f"n{{i}}", "r", f"n{{i + 1}}") for i in range(n + 1)])
         rules = [Rule("compose", (Atom(x, "r", y), Atom(y, "r", z)), Atom(x, "r2", z))]
         engine = preload(g, rules)
@@ -95,11 +95,13 @@ def test_equal_scores_keep_the_canonically_first_join_symbol():
         assert [p.conclusion.object for p in res.proof(Triple("a", "r2", "c")).premises] == ["b", "c"]
 
 
-def test_the_threshold_is_on_candidates():
-    chain = FactGraph([Fact(f"n{i}", "r", f"n{i + 1}") for i in range(11)])   # 10 2-paths
+def test_the_threshold_is_on_facts_walked_plus_candidates():
+    chain = FactGraph([Fact(f"n{i}", "r", f"n{i + 1}") for i in range(11)])   # 11 facts, 10 2-paths
     shapes = oneround.one_round_plan(COMPOSE, Limits(), 0)
-    assert oneround.count_pairs(chain, shapes, None, 10) == 10
-    assert oneround.count_pairs(chain, shapes, None, 9) is None
+    assert oneround.join_work(chain, shapes, None, 21) == 21
+    assert oneround.join_work(chain, shapes, None, 20) is None
+    scope = bytearray(b"\x01" * 4 + b"\x00" * 8)   # n0..n3 (ids in insertion order): 2 2-paths in scope
+    assert oneround.join_work(chain, shapes, scope, 100) == 11 + 2
 
 
 def test_max_derived_keeps_the_canonical_prefix_across_head_relations_the_graph_never_saw():
@@ -109,7 +111,7 @@ def test_max_derived_keeps_the_canonical_prefix_across_head_relations_the_graph_
     for names in (("h", "k"), ("k", "h")):
         rules = tuple(Rule(f"to_{h}", (Atom(X, "r", Y), Atom(Z, "r", Y)), Atom(Z, h, X)) for h in names)
         for engine, small in (("auto", 10**9), ("auto", -1), ("columnar", -1), ("reference", -1)):
-            with mock.patch.object(oneround, "SMALL_PAIRS", small):
+            with mock.patch.object(oneround, "SMALL_JOIN", small):
                 res = closure(g, rules, limits=Limits(max_derived=1), engine=engine)
             assert (res.truncated, [str(t) for t in res.derived]) == ("derived", [str(Triple("a", "h", "a"))]), (
                 names, res.stats.engine)

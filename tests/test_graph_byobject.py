@@ -66,7 +66,7 @@ def test_closures_over_whole_relations_never_build_the_by_object_index():
     for rules, engine, derived, small in ((compose, "one-round", 5, -1), (compose, "one-round-python", 5, 10**9),
                                           (recursive, "columnar", 21, -1), (transitive, "transitive", 15, -1)):
         g = FactGraph(facts)
-        with mock.patch.object(oneround, "SMALL_PAIRS", small):
+        with mock.patch.object(oneround, "SMALL_JOIN", small):
             res = closure(g, rules)
         assert (res.stats.engine, res.derived_count) == (engine, derived)
         assert [g._in.built(r) for r in range(g.relation_count)] == [None] * g.relation_count

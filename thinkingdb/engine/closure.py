@@ -78,7 +78,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     reference engine; ``stats.engine`` says which and ``stats.fallback`` why), ``"columnar"`` (no
     fast path) or ``"reference"`` (the semi-naive reference engine only). Small inputs run without
     numpy in ``"auto"``: a one-round join of at most
-    :data:`~thinkingdb.engine.oneround.SMALL_PAIRS` candidates in pure Python, and any other rule set
+    :data:`~thinkingdb.engine.oneround.SMALL_JOIN` facts walked plus candidates in pure Python, and any other rule set
     over at most :data:`~thinkingdb.engine.seminaive.SMALL_FACTS` facts on the reference engine first,
     for at most :data:`~thinkingdb.engine.seminaive.SMALL_BUDGET` firings (then the usual engine).
     ``goals``: queries (:class:`~thinkingdb.model.Query`) the run is for. Goal-directed mode: only the
@@ -134,7 +134,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     shapes = None if engine != "auto" else oneround.one_round_plan(rules, limits, alternatives)
     if shapes is not None:   # every rule a 2-premise join over asserted facts: one round
         name = "one-round-python"
-        if oneround.count_pairs(g, shapes, scope, oneround.SMALL_PAIRS) is not None:
+        if oneround.join_work(g, shapes, scope, oneround.SMALL_JOIN) is not None:
             res, firings = oneround.run_small(g, ids, rules, shapes, scope, limits, deadline)
         else:
             from .nonrecursive import run_one_round  # noqa: PLC0415
@@ -203,7 +203,7 @@ def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), a
     elif fast_path_plan(rules, limits, alternatives) is not None:
         name, module = "transitive", "transitive"
     elif one_round is not None:
-        small = oneround.count_pairs(g, one_round, None, oneround.SMALL_PAIRS) is not None
+        small = oneround.join_work(g, one_round, None, oneround.SMALL_JOIN) is not None
         name, module = ("one-round-python", "oneround") if small else ("one-round", "nonrecursive")
     else:
         name, module = "columnar", "columnar"

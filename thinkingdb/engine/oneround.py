@@ -8,9 +8,9 @@ premises, so the closure is one join per rule.
 
 Two executors run that join with the same results (facts, scores, depths, proofs, bounds):
 :mod:`thinkingdb.engine.nonrecursive` over numpy arrays, and :func:`run_small` here, over the
-graph's dicts, when the join has at most :data:`SMALL_PAIRS` candidate 2-paths. Below that the
-pure-Python join is faster than importing numpy (about 60 ms, and 13-15 MB, in a fresh process)
-and its join together; ``stats.engine`` says ``"one-round-python"``.
+graph's dicts, when its work (facts walked plus candidate 2-paths) is at most :data:`SMALL_JOIN`.
+Below that the pure-Python join is faster than importing numpy (about 60 ms, and 13-15 MB, in a
+fresh process) and its join together; ``stats.engine`` says ``"one-round-python"``.
 
 Per head key the best derivation is kept as the semi-naive engine keeps it: the highest score
 ``(w * c_p) * c_q`` (premise order), then the canonical order (rule name, then premise keys' ranks;
@@ -33,10 +33,10 @@ from ..model import Limits, Rule, Var
 from .joins import FactStore
 from .results import ClosureResult
 
-# Candidate 2-paths up to which the join runs in pure Python (run_small). Measured on the closure
-# benchmark's layered DAGs (docs/closure.md, "Small inputs"): ~0.5 µs a candidate in Python, so
-# 40,000 candidates take ~20 ms where numpy's import alone takes ~60 ms in a fresh process.
-SMALL_PAIRS = 20_000
+# The join runs in pure Python (run_small) up to this much work: facts walked plus candidate 2-paths
+# (join_work). Measured on the closure benchmark's layered DAGs (docs/closure.md, "Small inputs"):
+# ~0.65 us a unit, so ~20 ms at the cap, where numpy's import alone takes ~60 ms in a fresh process.
+SMALL_JOIN = 30_000
 
 
 class _Shape:
@@ -103,15 +103,21 @@ def _sides(g, sh: _Shape):
     return (rows, walked[1]), ({} if keyed[0] is None else keyed[1][keyed[0]]), swapped
 
 
-def count_pairs(g, shapes: list[_Shape], scope, cap: int) -> int | None:
-    """The join's candidate 2-paths over the asserted facts in ``scope``, or None past ``cap`` (the
-    count stops there: it costs at most one lookup per walked fact up to the cap)."""
+def join_work(g, shapes: list[_Shape], scope, cap: int) -> int | None:
+    """The pure-Python join's work: the facts it walks (every fact of each rule's walked premise
+    relation, in scope or not) plus the candidate 2-paths in ``scope``; None past ``cap`` (the count
+    stops there, so it costs at most about ``cap`` steps itself; nothing when the walked relations
+    alone hold more than ``cap`` facts)."""
+    walked = [g.relation_id(sh.rel_q if sh.p_key_subj and not sh.q_key_subj else sh.rel_p) for sh in shapes]
+    if sum(g.relation_size(r) for r in walked if r is not None) > cap:
+        return None
     total = 0
     for sh in shapes:
         (rows, w_subj), keyed, _ = _sides(g, sh)
         if rows is None:
             continue
         for s, row in rows.items():
+            total += len(row)
             if scope is not None and not scope[s]:
                 continue
             for o in row:
@@ -165,7 +171,7 @@ def _fill(g, ids, shapes, scope, deadline, store) -> tuple[int, str | None]:
     name_rank, y_at = [0] * n, [0] * n   # per rule index: its name's rank, where ?y sits in premise 0's key
     for sh in shapes:
         name_rank[sh.idx], y_at[sh.idx] = ranks[sh.name], 0 if sh.p_key_subj else 2
-    rec, d_out, d_in = store.rec, store.d_out, store.d_in
+    rec, d_out = store.rec, store.d_out
     firings = 0
     for sh in shapes:
         try:
@@ -177,17 +183,38 @@ def _fill(g, ids, shapes, scope, deadline, store) -> tuple[int, str | None]:
         x, h, z = k
         outs = d_out.get(h)
         if outs is None:
-            outs, d_in[h] = d_out.setdefault(h, {}), {}
+            outs = d_out[h] = {}
         col = outs.get(x)
         if col is None:
             col = outs[x] = set()
         col.add(z)
-        ins = d_in[h]
-        col = ins.get(z)
-        if col is None:
-            col = ins[z] = set()
-        col.add(x)
+    store.d_in = _ByObject(d_out)
     return firings, None
+
+
+class _ByObject(dict):
+    """The derived facts by object (``relation -> object -> subjects``), built per relation from
+    ``d_out`` when first read: the result of a whole-relation closure is mostly read by subject, and the
+    index would cost a set per object (readers call ``get``, as :class:`~thinkingdb.engine.joins.FactStore`
+    and :class:`~thinkingdb.engine.results.ClosureResult` do)."""
+
+    __slots__ = ("_out",)
+
+    def __init__(self, out: dict) -> None:
+        super().__init__()
+        self._out = out
+
+    def get(self, r, default=None):
+        if r in self._out and not dict.__contains__(self, r):
+            ins: dict[int, set] = {}
+            for x, zs in self._out[r].items():
+                for z in zs:
+                    col = ins.get(z)
+                    if col is None:
+                        col = ins[z] = set()
+                    col.add(x)
+            self[r] = ins
+        return dict.get(self, r, default)
 
 
 class _Deadline(Exception):
