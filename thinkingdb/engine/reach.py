@@ -291,6 +291,20 @@ def _goal_keys(res: SingleSourceResult):
             yield from ((u, r, v) for u in full.sources_of().tolist() for v in full.reach(u))
 
 
+def _conjunction_nodes_at_least(res: SingleSourceResult) -> int:
+    """For a conjunction the array path left (a node bound): a lower bound of the symbols its
+    patterns' reach sets hold, read from the indexes' sizes — a pattern with both ends free touches
+    every subject of its relation's facts. (One pattern with both ends free is answered from the
+    whole closure, its node bound applying to the evaluator's walks: :mod:`thinkingdb.engine.pairs`.)"""
+    g, most = res.g, 0
+    if not any(len(q.patterns) > 1 for q in res._goals):
+        return 0
+    for r, c, sid, oid in _goal_specs(res):
+        if sid is None and oid is None:
+            most = max([most] + [len(g._out[b]) for b in c.bases])
+    return most
+
+
 def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline) -> SingleSourceResult | None:
     """The single-source result for ``goals``, or None when it would not be the full closure's.
 
@@ -322,6 +336,8 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
         if steps is not None:
             res.table = run_conjunction(res, goals[0], steps, limits, deadline)
             return res
+    if limits.max_nodes is not None and _conjunction_nodes_at_least(res) > limits.max_nodes:
+        return None    # (known before any reach set is built: counting would build the whole closure)
     if limits.max_derived is not None or limits.max_nodes is not None:
         n = res.bulk_count()
         if n is None:
