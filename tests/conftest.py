@@ -40,3 +40,13 @@ def pytest_terminal_summary(terminalreporter):
         large = f" ({c['large, not run']} large cases not run)" if c["large, not run"] else ""
         terminalreporter.write_line(f"{category:>10}: {c['expressible']:3d} / {c['total']:3d} expressible, "
                                     f"{c['passed']:3d} passed{large}")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def array_answers_on_small_reach():
+    """Most tests' graphs are small; those comparing the array answers (engine/bulk.py) with the general
+    evaluator must reach the arrays, so the small-reach hand-off is off here (bulk.SMALL_REACH = 0).
+    tests/test_bulk.py turns it on where it tests it; a fresh process has the shipped value."""
+    from thinkingdb.engine import bulk
+    with mock.patch.object(bulk, "SMALL_REACH", 0):
+        yield

@@ -134,9 +134,11 @@ COLD_FORBIDDEN = ("numpy", "lark", "networkx", "lexical", "hdc", "Stemmer", "pya
                   "thinkingdb.retrieval.pipeline", "thinkingdb.engine.closure", "thinkingdb.engine.joins",
                   "urllib.request", "http.client", "email", "tempfile")
 # A plain question (no rule touches it) on a store without units loads less still: not the lanes nor the
-# views of restricted units (retrieval, hashlib, threading), not the conjunction engine, not proofs.
+# views of restricted units (retrieval, hashlib, threading), not the conjunction engine, not proofs, and
+# for a small r+ / r* walk not the array searches (engine.bfs, numpy: bulk.SMALL_REACH).
 PLAIN_FORBIDDEN = COLD_FORBIDDEN + ("thinkingdb.retrieval", "thinkingdb.engine.conj", "thinkingdb.engine.proofs",
-                                    "thinkingdb.engine.pairs", "thinkingdb.progress", "hashlib", "threading")
+                                    "thinkingdb.engine.pairs", "thinkingdb.engine.bfs", "thinkingdb.progress",
+                                    "hashlib", "threading")
 
 _COLD = """
 import json, sys
@@ -145,7 +147,8 @@ if kind == "plain":   # plain questions only: two lookups and a conjunction, the
     from thinkingdb.api import KnowledgeBase
     with KnowledgeBase(db, default_rules=False) as kb:
         found = [[a.bindings["x"] for a in kb.query("? a r ?x.")], len(kb.query("? ?x r c.").answers),
-                 sorted((a.bindings["x"], a.bindings["y"]) for a in kb.query("? a r ?x, ?x r ?y."))]
+                 sorted((a.bindings["x"], a.bindings["y"]) for a in kb.query("? a r ?x, ?x r ?y.")),
+                 [a.bindings["x"] for a in kb.query("? a r+ ?x.")], len(kb.query("? ?x r* c.").answers)]
 elif kind in ("api", "rules"):   # "rules": the default rule library read (without lark) and in force
     from thinkingdb.api import KnowledgeBase
     with KnowledgeBase(db, default_rules=kind == "rules") as kb:
@@ -190,7 +193,7 @@ def test_a_cold_question_loads_no_heavy_module(small_store, kind, want):
 
 def test_a_cold_plain_question_loads_only_the_lookup_path(small_store):
     found, mods = cold_modules("plain", small_store)
-    assert found == [["b", "c"], 2, [["b", "c"]]]        # a r b, a r c, b r c: hand-counted
+    assert found == [["b", "c"], 2, [["b", "c"]], ["b", "c"], 3]   # a r b, a r c, b r c: hand-counted
     assert {"thinkingdb.engine.query", "thinkingdb.engine.bulk"} <= mods   # the oracle reads real imports
     heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in PLAIN_FORBIDDEN))
     assert heavy == []

@@ -157,3 +157,24 @@ def test_array_answers_compare_as_the_list_of_their_answers():
     assert [(a.bindings["x"], a.bindings["y"]) for a in first] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert evaluate(one, g, rules).answers == evaluate(one, g, rules).answers
     assert first != evaluate(one, g, rules).answers and first != "abc"
+
+
+def test_a_small_reach_is_left_to_the_general_evaluator(monkeypatch):
+    """A walk over asserted facts that reaches at most SMALL_REACH symbols is answered by the general
+    evaluator (a list of answers: no numpy), a larger one as arrays, each equal to the general
+    evaluator's answers. Under a max_rows the general evaluator could hit, the arrays answer as before
+    the hand-off existed (they do not cut at max_rows, the general evaluator does: "rows")."""
+    monkeypatch.setattr(bulk, "SMALL_REACH", 10)
+    for n, conf in ((3, 1.0), (3, 0.5), (40, 1.0), (40, 0.5)):   # n0 r n1 ... n{n-1} r n{n}, and back
+        g = FactGraph([Fact(f"n{i}", "r", f"n{i + 1}", conf) for i in range(n)] + [Fact(f"n{n}", "r", "n0")])
+        for path in (PathRepeat(PathRel("r"), 1, None), PathRepeat(PathRel("r"), 0, None)):
+            for pattern in (QueryPattern("n0", path, Var("x")), QueryPattern(Var("x"), path, f"n{n}")):
+                q = Query((pattern,))
+                for limits, arrays in ((Limits(), n > 10), (Limits(max_rows=11), True), (Limits(max_rows=12), n > 10)):
+                    res = evaluate(q, g, (), limits=limits)
+                    assert isinstance(res.answers, bulk.BulkAnswers) is arrays, (n, conf, pattern, limits)
+                    assert len(res.answers) == n + 1 and res.truncated is None   # every symbol of the cycle
+                    if limits.max_rows is None or limits.max_rows > n + 1:
+                        assert dump(res) == dump(general(q, g, (), limits=limits))
+                    else:
+                        assert dump(res) == dump(evaluate(q, g, (), limits=Limits()))
