@@ -4,6 +4,7 @@ with the numpy arrays of the same bytes; a container with another dtype or a bad
 from __future__ import annotations
 
 import json
+import struct
 import zlib
 
 import numpy as np
@@ -43,21 +44,22 @@ def test_views_read_the_same_values_as_numpy(container):
 def test_a_bad_layout_is_refused(container, change):
     """The header edited by hand (checksum recomputed); ``{}``: the same header, read as before."""
     data = bytearray(open(container, "rb").read())
-    prefix = gf._PREFIX.unpack_from(data, 0)
+    layout_of_prefix = struct.Struct(gf._PREFIX)
+    prefix = layout_of_prefix.unpack_from(data, 0)
     hlen = prefix[3]
-    header = json.loads(data[gf._PREFIX.size:gf._PREFIX.size + hlen])
+    header = json.loads(data[gf._PREFIX_SIZE:gf._PREFIX_SIZE + hlen])
     layout = header["arrays"]["i8"]
     layout[0] = change.get("dtype", layout[0])
     layout[1] = change.get("count", layout[1])
     layout[2] = change.get("offset", layout[2])
     h = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     assert len(h) <= hlen + 64   # the header grows by a few bytes at most; the data starts aligned
-    start = gf._align(gf._PREFIX.size + hlen)
-    if gf._align(gf._PREFIX.size + len(h)) != start:
+    start = gf._align(gf._PREFIX_SIZE + hlen)
+    if gf._align(gf._PREFIX_SIZE + len(h)) != start:
         pytest.skip("the edited header would move the data")
-    data[:gf._PREFIX.size + len(h)] = gf._PREFIX.pack(b"TESTMAGC", gf.FORMAT_VERSION, zlib.crc32(h), len(h)) + h
+    data[:gf._PREFIX_SIZE + len(h)] = layout_of_prefix.pack(b"TESTMAGC", gf.FORMAT_VERSION, zlib.crc32(h), len(h)) + h
     if len(h) < hlen:
-        data[gf._PREFIX.size + len(h):gf._PREFIX.size + hlen] = b" " * (hlen - len(h))
+        data[gf._PREFIX_SIZE + len(h):gf._PREFIX_SIZE + hlen] = b" " * (hlen - len(h))
     with open(container, "wb") as fh:
         fh.write(bytes(data))
     got = gf.map_container(container, b"TESTMAGC")

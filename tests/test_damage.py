@@ -191,7 +191,8 @@ def test_store_on_read_only_media_answers_reads(store):
     if prefix is None:
         pytest.skip("running as root without setpriv: cannot take write permission away")
     d, db = store
-    top = tempfile.mkdtemp(prefix="tdb-ro-")
+    # the system's temporary folder, not pytest's (private to this user): the other user must reach it
+    top = tempfile.mkdtemp(prefix="tdb-ro-", dir=os.environ.get("TMPDIR") or "/tmp")
     try:
         os.chmod(top, 0o755)
         ro = os.path.join(top, "media")
