@@ -5,13 +5,16 @@ over ``r``, ``^r``, ``r+``, ``r*``, ``^r+``, ``s``, ``s+``, ``t``, ``^t``, ``t+`
 over confidences below 1) with constants and
 variables at either end, best and noisy-or: the same answers, scores, order, proofs and ``truncated``;
 the reach sets of a component's members come from two searches; ``max_derived`` stops the evaluation
-at a start counted by hand, with a subset of the answers, each with its own proof."""
+at a start counted by hand, with a subset of the answers, each with its own proof; a relation read
+both ways counts each derived fact once (by hand, and against a set of the facts looked at built with
+networkx)."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from thinkingdb.engine.answers import pattern_order
 from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.query import evaluate
@@ -159,3 +162,58 @@ def test_a_node_bound_below_a_free_pattern_builds_no_whole_closure(monkeypatch):
     monkeypatch.setattr(reach._Lazy, "full", boom)
     assert reach.single_source(g, Ids(g), RULES, [q], Limits(max_nodes=10, max_derived=2_000_000), 0, None) is None
     assert reach.single_source(g, Ids(g), RULES, [q], Limits(max_derived=2_000_000), 0, None).table.n == 1600
+
+
+BOTH_WAYS = [  # r read forward from one end and backward from the other
+    lambda c1, c2: (QueryPattern(c1, PathRel("r"), Var("x")), QueryPattern(Var("y"), PathRel("r"), Var("x"))),
+    lambda c1, c2: (QueryPattern(Var("x"), PathRel("r"), c1), QueryPattern(Var("x"), PathRel("r"), Var("y"))),
+    lambda c1, c2: (QueryPattern(Var("x"), PathRel("r"), c1), QueryPattern(c2, PathRel("r"), Var("x"))),
+    lambda c1, c2: (QueryPattern(c1, PathInv(PathRel("r")), Var("x")), QueryPattern(Var("x"), PathInv(PathRel("r")), Var("y"))),
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(graphs(), st.sampled_from(BOTH_WAYS), st.sampled_from(SYMBOLS[:3]), st.sampled_from(SYMBOLS[:3]))
+def test_a_relation_read_both_ways_counts_what_it_looks_at_once(fs, shape, c1, c2):
+    # the oracle: every derived r fact some counted start looks at (a forward start u: u r v for v it
+    # reaches; a backward start v: u r v for u reaching it), as a set, from networkx
+    import networkx as nx
+    edges = nx.DiGraph([(f.subject, f.object) for f in fs if f.relation in ("r", "s")])
+    fwd = {u: set(nx.descendants(edges, u)) | ({u} if any(u == w or nx.has_path(edges, w, u) for w in edges.successors(u))
+                                                 else set()) for u in edges}
+    asserted = {(f.subject, f.object) for f in fs if f.relation == "r"}
+    q = Query(shape(c1, c2))
+    g = FactGraph(fs)
+    assume(g.relation_id("r") is not None and all(g.symbol_id(c) is not None for c in (c1, c2)))
+    res = closure(g, RULES, goals=[q], limits=Limits(max_derived=10**9))
+    assert res.table is not None
+    starts: dict[bool, set] = {True: set(), False: set()}    # counted starts per direction (True: forward)
+    rows = [{}]
+    for p in (q.patterns[i] for i in pattern_order(q.patterns)):
+        inv = isinstance(p.path, PathInv)
+        s, o = (p.object, p.subject) if inv else (p.subject, p.object)
+        nxt = []
+        for env in rows:
+            sv = env.get(s.name) if isinstance(s, Var) else s
+            ov = env.get(o.name) if isinstance(o, Var) else o
+            from_s = sv is not None and not (ov is not None and not isinstance(o, Var) and isinstance(s, Var))
+            starts[from_s].add(sv if from_s else ov)
+            for a in ([sv] if sv is not None else list(edges)):
+                for b in fwd.get(a, ()):
+                    if ov is None or b == ov:
+                        new = dict(env)
+                        for t, val in ((s, a), (o, b)):
+                            if isinstance(t, Var):
+                                new[t.name] = val
+                        if all(new.get(t.name, val) == val for t, val in ((s, a), (o, b)) if isinstance(t, Var)):
+                            nxt.append(new)
+        rows = nxt
+    looked = {(u, v) for u in starts[True] for v in fwd.get(u, ())}
+    looked |= {(u, v) for v in starts[False] for u in edges if v in fwd.get(u, ())}
+    want = len(looked - asserted)
+    assert res.stats.derived == want
+    full = {tuple(a.bindings.items()): a.to_json() for a in evaluate(q, g, RULES, goal_directed=False).answers}
+    for cap in range(want + 1):
+        got = evaluate(q, g, RULES, limits=Limits(max_derived=cap))
+        assert got.truncated == (None if cap == want else "derived"), cap
+        assert all(a.to_json() == full[tuple(a.bindings.items())] for a in got.answers)
