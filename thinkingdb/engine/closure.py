@@ -111,8 +111,9 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
-    if (engine == "auto" and _small(g) and oneround.one_round_plan(rules, limits, alternatives) is None
-            and colplan.unsupported(rules, alternatives) is None):
+    if (engine == "auto" and _small(g) and fast_path_plan(rules, limits, alternatives) is None
+            and oneround.one_round_plan(rules, limits, alternatives) is None
+            and colplan.unsupported(rules, alternatives) is None):   # (the fast paths build their own proofs)
         res = _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0,
                          budget=seminaive.SMALL_BUDGET)
         if res is not None:   # done within the budget, numpy never imported
@@ -198,10 +199,10 @@ def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), a
     one_round = oneround.one_round_plan(rules, limits, alternatives)
     if needs_strata(rules):
         name, module = "stratified", "stratified"
-    elif _small(g) and one_round is None and colplan.unsupported(rules, alternatives) is None:
-        name, module = "semi-naive", "seminaive"   # (past its budget, the run imports the next engine)
     elif fast_path_plan(rules, limits, alternatives) is not None:
         name, module = "transitive", "transitive"
+    elif _small(g) and one_round is None and colplan.unsupported(rules, alternatives) is None:
+        name, module = "semi-naive", "seminaive"   # (past its budget, the run imports the next engine)
     elif one_round is not None:
         small = oneround.join_work(g, one_round, None, oneround.SMALL_JOIN) is not None
         name, module = ("one-round-python", "oneround") if small else ("one-round", "nonrecursive")
@@ -258,7 +259,13 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     engine when it cannot run, or when asked for) admitting only demanded facts within their depth
     budgets."""
     from .demand import demand_of  # noqa: PLC0415
-    small = engine == "auto" and _small(g)
+    # a node or derived-fact bound that could cut the reference engine's run is counted differently by
+    # the single-source search and the conjunction's array path (per walk, per start): those run then
+    # The single-source search builds its own proofs (a balanced tree over the best walk), so it runs
+    # whenever it applies.
+    small = engine == "auto" and _small(g) and limits.max_nodes is None and (
+        limits.max_derived is None or limits.max_derived >= seminaive.SMALL_BUDGET) and fast_path_plan(
+        rules, Limits(max_depth=limits.max_depth), alternatives) is None
     if not small:
         res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
         if res is not None:
@@ -291,9 +298,6 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     if small and colplan.unsupported(rules, alternatives) is None:
         res = _reference(g, ids, rules, scope, scope_list, d.truncated, limits, alternatives, deadline, t0,
                          admit=d.budget, tables=d.tables, probe=probe, budget=seminaive.SMALL_BUDGET, exact=exact)
-        if res is not None:
-            return res
-        res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
         if res is not None:
             return res
     why = "reference engine asked for" if engine == "reference" else None
