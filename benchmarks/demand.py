@@ -46,6 +46,8 @@ QUESTIONS = [
     ("why, default rules", ["why", "n5 depends_on n7"]),
     ("read both ways, two constants", ["query", "? ?x depends_on n7, n5 depends_on ?x."]),
     ("read both ways, shared dependency", ["query", "? n5 depends_on ?x, ?y depends_on ?x."]),
+    ("supports (one rule over depends_on)", ["query", "? n5 supports ?x."]),
+    ("supported by (one rule over depends_on)", ["query", "? ?x supports n7."]),
     ("conjunction, --max-nodes 10000", ["query", "? n5 depends_on ?x, ?x depends_on ?y.", "--max-nodes", "10000"]),
 ]
 

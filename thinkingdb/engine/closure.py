@@ -119,11 +119,15 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         if res is not None:   # done within the budget, numpy never imported
             return res
 
-    plan = None if engine != "auto" else fast_path_plan(rules, limits, alternatives)
+    from .layer import split  # noqa: PLC0415
+    base, layered = split(rules)   # one-premise rules over a closed relation ride on the fast path
+    plan = None if engine != "auto" else fast_path_plan(base, limits, alternatives)
+    if plan is not None and any(r not in plan for r, _, _ in layered.values()):
+        plan = None
     res = None
     if plan is not None:
         from .transitive import run_transitive  # noqa: PLC0415 (numpy only when a numpy engine runs)
-        res = run_transitive(g, ids, rules, plan, scope, deadline)
+        res = run_transitive(g, ids, base, plan, scope, deadline, layered)
     if res is not None and limits.max_derived is not None and res.derived_count > limits.max_derived:
         res = None   # over the bound: the semi-naive engine admits its canonical prefix
     if res is not None:

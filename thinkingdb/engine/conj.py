@@ -107,7 +107,7 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
         if not (lo == hi == 1 or (lo in (0, 1) and hi is None)):
             return None
         r = ids.find_rel(rel)
-        if r is None or r >= len(g._out):
+        if r is None or r >= len(g._out) or r in view._layers:   # (a layer rule derives it: not asserted only)
             return None
         ends = []
         for t in (p.subject, p.object):

@@ -16,12 +16,15 @@ and ``max_nodes`` the symbols they hold; over either, the general goal-directed 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..model import Limits, PathInv, PathRel, Var
 from .proofs import Proof
 from .results import FactView
 from .bfs import ReachMemo, Search, _all_one
+from .layer import Layers, split
 from .rules import fast_path_plan
 from .transitive import _Closed
 
@@ -133,8 +136,9 @@ def _member(arr: np.ndarray, x: int) -> bool:
 class SingleSourceResult(FactView):
     """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over per-source reach sets."""
 
-    def __init__(self, g, ids, rules, rels: dict[int, _Lazy], goals) -> None:
+    def __init__(self, g, ids, rules, rels: dict[int, _Lazy], goals, layers: Layers | None = None) -> None:
         self.g, self.ids, self.rules, self._rels, self._goals = g, ids, rules, rels, goals
+        self._layers = layers if layers is not None else Layers()   # one-premise rules over a closed R
         self.stats = None
         self.table = None     # a conjunction's bound rows (thinkingdb.engine.conj), run with the closure
 
@@ -199,16 +203,20 @@ class SingleSourceResult(FactView):
     def derived_keys(self):
         """The derived facts the goals asked for (their constant ends' reach sets)."""
         seen = set()
-        for key in _goal_keys(self):
+        for key in itertools.chain(_goal_keys(self), self._layers.keys(self, self._goals)):
             if key not in seen and self.asserted(key) is None:
                 seen.add(key)
                 yield key
 
     def is_derived(self, key) -> bool:
+        if key[1] in self._layers:
+            return self.asserted(key) is None and self.fact_score(self._layers.premise(key)) is not None
         c = self._rels.get(key[1])
         return c is not None and c.has(key[0], key[2]) and self.asserted(key) is None
 
     def fact_score(self, key):
+        if key[1] in self._layers:
+            return self._layers.score(self, key)
         c = self.asserted(key)
         if c is not None:
             return c
@@ -217,6 +225,8 @@ class SingleSourceResult(FactView):
         return 1.0 if self._rels[key[1]].all_ones else self.fact_proof(key).score
 
     def fact_proof(self, key):
+        if key[1] in self._layers:
+            return self._layers.proof(self, key)
         c = self.asserted(key)
         if c is not None:
             return Proof.asserted(self.ids.triple(key), c)
@@ -227,6 +237,8 @@ class SingleSourceResult(FactView):
 
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)
+        if r in self._layers:
+            return self._layers.row(self, r, s, True, res)
         c = self._rels.get(r)
         if c is not None:
             for o in c.reach(s):
@@ -236,6 +248,8 @@ class SingleSourceResult(FactView):
 
     def inn(self, r: int, o: int) -> dict[int, float]:
         res = super().inn(r, o)
+        if r in self._layers:
+            return self._layers.row(self, r, o, False, res)
         c = self._rels.get(r)
         if c is not None:
             for s in c.reverse(o):
@@ -244,11 +258,15 @@ class SingleSourceResult(FactView):
         return res
 
     def subjects(self, r: int) -> list[int]:
+        if r in self._layers:
+            return sorted(set(super().subjects(r)) | self._layers.ends(self, r, True))
         c = self._rels.get(r)
         extra = set() if c is None else {u for b in c.bases for u, row in self.g._out[b].items() if row}
         return sorted(set(super().subjects(r)) | extra)
 
     def objects(self, r: int) -> list[int]:
+        if r in self._layers:
+            return sorted(set(super().objects(r)) | self._layers.ends(self, r, False))
         c = self._rels.get(r)
         extra = set() if c is None else {v for b in c.bases for v, col in self.g._in[b].items() if col}
         return sorted(set(super().objects(r)) | extra)
@@ -319,17 +337,21 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
     >>> [str(t) for t in res.derived], res.nodes     # x and y are never looked at
     (['a r c'], 3)
     """
-    plan = fast_path_plan(rules, Limits(max_depth=limits.max_depth), alternatives)
-    if plan is None:
+    base, layered = split(rules)
+    plan = fast_path_plan(base, Limits(max_depth=limits.max_depth), alternatives)
+    if plan is None or any(r not in plan for r, _, _ in layered.values()):
         return None
+    if layered and limits.max_nodes is not None and limits.max_nodes < ids.n_syms:
+        return None   # (the symbols of H facts are not counted here: the general engine counts and cuts)
     rels = {}
     for r_key, (t_idx, sources) in plan.items():
         r = ids.rel(r_key)
         if not _all_one(g, r):
             return None
-        src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
-        rels[r] = _Lazy(g, ids, r, rules[t_idx], src, rules, deadline)
-    res = SingleSourceResult(g, ids, rules, rels, goals)
+        src = [(ids.rel(s), base[j].weight, j) for s, j in sources]
+        rels[r] = _Lazy(g, ids, r, base[t_idx], src, base, deadline)
+    layers = Layers({ids.rel(h): (ids.rel(r), swap, rule) for h, (r, swap, rule) in layered.items()})
+    res = SingleSourceResult(g, ids, rules, rels, goals, layers)
     if len(goals) == 1 and len(goals[0].patterns) > 1:   # a conjunction: bindings passed on as arrays
         from .conj import plan_conjunction, run_conjunction
         steps = plan_conjunction(res, goals[0], limits)
@@ -339,7 +361,7 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
     if limits.max_nodes is not None and _conjunction_nodes_at_least(res) > limits.max_nodes:
         return None    # (known before any reach set is built: counting would build the whole closure)
     if limits.max_derived is not None or limits.max_nodes is not None:
-        n = res.bulk_count()
+        n = res.bulk_count() if not layers else None   # (with layers: distinct keys, both kinds)
         if n is None:
             n = 0
             for _ in res.derived_keys():

@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from .graph import relation_arrays
+from .layer import Layers
 from .proofs import Proof
 from .reachsets import reach_sets
 from .results import FactView
@@ -41,8 +42,9 @@ def deadline_stop(deadline: float | None):
     return stop
 
 
-def run_transitive(g, ids, rules, plan, scope, deadline):
-    """Compute the closure of each planned relation; None when the fast path would not be exact."""
+def run_transitive(g, ids, rules, plan, scope, deadline, layered=None):
+    """Compute the closure of each planned relation (``rules``: the plan's, without the layer rules
+    ``layered`` of :func:`thinkingdb.engine.layer.split`); None when the fast path would not be exact."""
     scope_np = None if scope is None else np.frombuffer(bytes(scope), dtype=np.uint8).astype(bool)
     stop = deadline_stop(deadline)
     rels = {}
@@ -53,7 +55,8 @@ def run_transitive(g, ids, rules, plan, scope, deadline):
             return None
         src = [(ids.rel(s), rules[j].weight, j) for s, j in sources]
         rels[r] = _Closed(g, ids, r, rules[t_idx], src, rules, scope, stop, edges)
-    return TransitiveResult(g, ids, rules, rels, scope, "time" if stop.hit else None)
+    layers = Layers({ids.rel(h): (ids.rel(r), swap, rule) for h, (r, swap, rule) in (layered or {}).items()})
+    return TransitiveResult(g, ids, rules, rels, scope, "time" if stop.hit else None, layers)
 
 
 class _Closed:
@@ -187,8 +190,9 @@ class _Closed:
 class TransitiveResult(FactView):
     """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over the fast path's reach arrays."""
 
-    def __init__(self, g, ids, rules, rels: dict[int, _Closed], scope, truncated) -> None:
+    def __init__(self, g, ids, rules, rels: dict[int, _Closed], scope, truncated, layers=None) -> None:
         self.g, self.ids, self.rules, self._rels, self._scope = g, ids, rules, rels, scope
+        self._layers = layers if layers is not None else Layers()   # one-premise rules over a closed R
         self.truncated = truncated
         self.stats = None
         self.asserted_in_scope = sum(c.n_asserted for c in rels.values())
@@ -200,7 +204,8 @@ class TransitiveResult(FactView):
 
     @property
     def derived_count(self) -> int:
-        return sum(c.derived_count for c in self._rels.values())
+        n = sum(c.derived_count for c in self._rels.values())
+        return n + sum(1 for _ in self._layer_keys()) if self._layers else n
 
     def derived_keys(self):
         for r, c in self._rels.items():
@@ -208,12 +213,22 @@ class TransitiveResult(FactView):
                 for v in c.reach(u):
                     if self.asserted((u, r, v)) is None:
                         yield (u, r, v)
+        yield from self._layer_keys()
+
+    def _layer_keys(self):
+        for h in self._layers:
+            for s in self.subjects(h):
+                yield from ((s, h, o) for o in self.out(h, s) if self.asserted((s, h, o)) is None)
 
     def is_derived(self, key) -> bool:
+        if key[1] in self._layers:
+            return self.asserted(key) is None and self.fact_score(self._layers.premise(key)) is not None
         c = self._rels.get(key[1])
         return c is not None and c.has(key[0], key[2]) and self.asserted(key) is None
 
     def fact_score(self, key):
+        if key[1] in self._layers:
+            return self._layers.score(self, key)
         c = self.asserted(key)
         if c is not None:
             return c
@@ -223,6 +238,8 @@ class TransitiveResult(FactView):
         return 1.0 if closed.all_ones else self.fact_proof(key).score
 
     def fact_proof(self, key):
+        if key[1] in self._layers:
+            return self._layers.proof(self, key)
         c = self.asserted(key)
         if c is not None:
             return Proof.asserted(self.ids.triple(key), c)
@@ -233,6 +250,8 @@ class TransitiveResult(FactView):
 
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)
+        if r in self._layers:
+            return self._layers.row(self, r, s, True, res)
         c = self._rels.get(r)
         if c is not None:
             for o in c.reach(s):
@@ -242,6 +261,8 @@ class TransitiveResult(FactView):
 
     def inn(self, r: int, o: int) -> dict[int, float]:
         res = super().inn(r, o)
+        if r in self._layers:
+            return self._layers.row(self, r, o, False, res)
         c = self._rels.get(r)
         if c is not None:
             for s in c.reverse(o):
@@ -250,11 +271,15 @@ class TransitiveResult(FactView):
         return res
 
     def subjects(self, r: int) -> list[int]:
+        if r in self._layers:
+            return sorted(set(super().subjects(r)) | self._layers.ends(self, r, True))
         c = self._rels.get(r)
         extra = [] if c is None else c.sources_of().tolist()
         return sorted(set(super().subjects(r)) | set(extra))
 
     def objects(self, r: int) -> list[int]:
+        if r in self._layers:
+            return sorted(set(super().objects(r)) | self._layers.ends(self, r, False))
         c = self._rels.get(r)
         extra = set() if c is None else set(np.unique(c.sets.buf).tolist())
         return sorted(set(super().objects(r)) | extra)
