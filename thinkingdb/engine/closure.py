@@ -111,7 +111,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
-    if (engine == "auto" and _small(g) and fast_path_plan(rules, limits, alternatives) is None
+    if (engine == "auto" and _small(g) and _fast_plan(g, rules, limits, alternatives) is None
             and oneround.one_round_plan(rules, limits, alternatives) is None
             and colplan.unsupported(rules, alternatives) is None):   # (the fast paths build their own proofs)
         res = _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0,
@@ -119,14 +119,11 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         if res is not None:   # done within the budget, numpy never imported
             return res
 
-    from .layer import split  # noqa: PLC0415
-    base, layered = split(rules)   # one-premise rules over a closed relation ride on the fast path
-    plan = None if engine != "auto" else fast_path_plan(base, limits, alternatives)
-    if plan is not None and any(r not in plan for r, _, _ in layered.values()):
-        plan = None
+    fast = None if engine != "auto" else _fast_plan(g, rules, limits, alternatives)
     res = None
-    if plan is not None:
+    if fast is not None:
         from .transitive import run_transitive  # noqa: PLC0415 (numpy only when a numpy engine runs)
+        plan, base, layered = fast
         res = run_transitive(g, ids, base, plan, scope, deadline, layered)
     if res is not None and limits.max_derived is not None and res.derived_count > limits.max_derived:
         res = None   # over the bound: the semi-naive engine admits its canonical prefix
@@ -203,7 +200,7 @@ def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), a
     one_round = oneround.one_round_plan(rules, limits, alternatives)
     if needs_strata(rules):
         name, module = "stratified", "stratified"
-    elif fast_path_plan(rules, limits, alternatives) is not None:
+    elif _fast_plan(g, rules, limits, alternatives) is not None:
         name, module = "transitive", "transitive"
     elif _small(g) and one_round is None and colplan.unsupported(rules, alternatives) is None:
         name, module = "semi-naive", "seminaive"   # (past its budget, the run imports the next engine)
@@ -268,8 +265,8 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     # The single-source search builds its own proofs (a balanced tree over the best walk), so it runs
     # whenever it applies.
     small = engine == "auto" and _small(g) and limits.max_nodes is None and (
-        limits.max_derived is None or limits.max_derived >= seminaive.SMALL_BUDGET) and fast_path_plan(
-        rules, Limits(max_depth=limits.max_depth), alternatives) is None
+        limits.max_derived is None or limits.max_derived >= seminaive.SMALL_BUDGET) and _fast_plan(
+        g, rules, Limits(max_depth=limits.max_depth), alternatives) is None
     if not small:
         res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
         if res is not None:
@@ -319,10 +316,25 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
                       fallback=None if engine == "reference" else why)
 
 
+def _fast_plan(g, rules, limits, alternatives):
+    """``(plan, the plan's rules, layer rules)`` when the transitive fast path computes the closure
+    of ``rules`` — with one-premise rules over a closed relation on top (:mod:`thinkingdb.engine.layer`),
+    except on small inputs (those run as before: the reference engine first, without numpy) — else
+    None. The goal-directed path decides the same way (``layers=``), so both build the same proofs."""
+    from .layer import split  # noqa: PLC0415
+    base, layered = split(rules)
+    if layered and _small(g):
+        base, layered = rules, {}
+    plan = fast_path_plan(base, limits, alternatives)
+    if plan is None or any(r not in plan for r, _, _ in layered.values()):
+        return None
+    return plan, base, layered
+
+
 def _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0):
     """Single-source reachability (numpy) when the rules are a transitive closure, else None."""
     from .reach import single_source  # noqa: PLC0415
-    res = single_source(g, ids, rules, goals, limits, alternatives, deadline)
+    res = single_source(g, ids, rules, goals, limits, alternatives, deadline, layers=not _small(g))
     if res is not None:
         res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
                                  (time.perf_counter() - t0) * 1000)

@@ -323,8 +323,11 @@ def _conjunction_nodes_at_least(res: SingleSourceResult) -> int:
     return most
 
 
-def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline) -> SingleSourceResult | None:
-    """The single-source result for ``goals``, or None when it would not be the full closure's.
+def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline,
+                  layers: bool = True) -> SingleSourceResult | None:
+    """The single-source result for ``goals``, or None when it would not be the full closure's
+    (``layers``: one-premise rules over a closed relation ride on it, as they do on the full closure's
+    fast path: :func:`thinkingdb.engine.closure.closure` says when).
 
     >>> from thinkingdb.engine.graph import FactGraph
     >>> from thinkingdb.engine.results import Ids
@@ -337,7 +340,7 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
     >>> [str(t) for t in res.derived], res.nodes     # x and y are never looked at
     (['a r c'], 3)
     """
-    base, layered = split(rules)
+    base, layered = split(rules) if layers else (rules, {})
     plan = fast_path_plan(base, Limits(max_depth=limits.max_depth), alternatives)
     if plan is None or any(r not in plan for r, _, _ in layered.values()):
         return None
@@ -350,8 +353,8 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
             return None
         src = [(ids.rel(s), base[j].weight, j) for s, j in sources]
         rels[r] = _Lazy(g, ids, r, base[t_idx], src, base, deadline)
-    layers = Layers({ids.rel(h): (ids.rel(r), swap, rule) for h, (r, swap, rule) in layered.items()})
-    res = SingleSourceResult(g, ids, rules, rels, goals, layers)
+    lay = Layers({ids.rel(h): (ids.rel(r), swap, rule) for h, (r, swap, rule) in layered.items()})
+    res = SingleSourceResult(g, ids, rules, rels, goals, lay)
     if len(goals) == 1 and len(goals[0].patterns) > 1:   # a conjunction: bindings passed on as arrays
         from .conj import plan_conjunction, run_conjunction
         steps = plan_conjunction(res, goals[0], limits)
@@ -361,7 +364,7 @@ def single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadl
     if limits.max_nodes is not None and _conjunction_nodes_at_least(res) > limits.max_nodes:
         return None    # (known before any reach set is built: counting would build the whole closure)
     if limits.max_derived is not None or limits.max_nodes is not None:
-        n = res.bulk_count() if not layers else None   # (with layers: distinct keys, both kinds)
+        n = res.bulk_count() if not lay else None   # (with layers: distinct keys, both kinds)
         if n is None:
             n = 0
             for _ in res.derived_keys():
