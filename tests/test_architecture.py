@@ -154,6 +154,12 @@ elif kind in ("api", "rules"):   # "rules": the default rule library read (witho
     with KnowledgeBase(db, default_rules=kind == "rules") as kb:
         found = [len(kb.query("? a r ?x.").answers), len(kb.query("? ?x r+ c, a r ?y.").answers),
                  kb.why("a r b") is not None, len(kb.rules) > 0]
+elif kind == "transitive":   # the default rules make depends_on transitive: small single-source questions
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(db) as kb:
+        found = [[a.bindings["x"] for a in kb.query("? a depends_on ?x.")],
+                 [a.bindings["x"] for a in kb.query("? ?x depends_on d.")],
+                 [str(p.conclusion) for p in kb.why("a depends_on d").premises]]
 else:
     from thinkingdb.cli.main import main
     found = [main(["query", "--db", db, "? a r ?x.", "--no-default-rules", "--caller-tags", "t"]),
@@ -196,4 +202,24 @@ def test_a_cold_plain_question_loads_only_the_lookup_path(small_store):
     assert found == [["b", "c"], 2, [["b", "c"]], ["b", "c"], 3]   # a r b, a r c, b r c: hand-counted
     assert {"thinkingdb.engine.query", "thinkingdb.engine.bulk"} <= mods   # the oracle reads real imports
     heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in PLAIN_FORBIDDEN))
+    assert heavy == []
+
+
+# a question over a relation the rules close (transitive) whose constant reaches few symbols: the
+# single-source search in pure Python (engine/smallsource.py), not the numpy one (engine/reach.py, bfs)
+SMALL_TRANSITIVE_FORBIDDEN = ("numpy", "lark", "networkx", "thinkingdb.engine.reach", "thinkingdb.engine.bfs",
+                              "thinkingdb.engine.transitive", "thinkingdb.engine.conj")
+
+
+def test_a_cold_small_transitive_question_loads_no_numpy(tmp_path):
+    from thinkingdb.api import KnowledgeBase
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "depends_on", "b"), ("b", "depends_on", "c"), ("c", "depends_on", "d")])
+        len(kb.graph)
+    found, mods = cold_modules("transitive", path)
+    # a reaches b, c, d; d is reached from a, b, c; the walk a b c d split in the middle: a..c, c..d
+    assert found == [["b", "c", "d"], ["a", "b", "c"], ["a depends_on c", "c depends_on d"]]
+    assert {"thinkingdb.engine.closure", "thinkingdb.engine.smallsource"} <= mods   # the oracle reads real imports
+    heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in SMALL_TRANSITIVE_FORBIDDEN))
     assert heavy == []

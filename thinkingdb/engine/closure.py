@@ -332,9 +332,13 @@ def _fast_plan(g, rules, limits, alternatives):
 
 
 def _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0):
-    """Single-source reachability (numpy) when the rules are a transitive closure, else None."""
-    from .reach import single_source  # noqa: PLC0415
-    res = single_source(g, ids, rules, goals, limits, alternatives, deadline, layers=not _small(g))
+    """Single-source reachability when the rules are a transitive closure, else None: in pure Python
+    when one pattern's constant reaches few symbols (engine/smallsource.py), else in numpy."""
+    from .smallsource import small_single_source  # noqa: PLC0415
+    res = small_single_source(g, ids, rules, goals, limits, alternatives, deadline)
+    if res is None:
+        from .reach import single_source  # noqa: PLC0415
+        res = single_source(g, ids, rules, goals, limits, alternatives, deadline, layers=not _small(g))
     if res is not None:
         res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
                                  (time.perf_counter() - t0) * 1000)

@@ -29,6 +29,7 @@ from .layer import Layers
 from .proofs import Proof
 from .reachsets import reach_sets
 from .results import FactView
+from .smallsource import WalkProof
 
 
 def deadline_stop(deadline: float | None):
@@ -59,7 +60,7 @@ def run_transitive(g, ids, rules, plan, scope, deadline, layered=None):
     return TransitiveResult(g, ids, rules, rels, scope, "time" if stop.hit else None, layers)
 
 
-class _Closed:
+class _Closed(WalkProof):
     """Reachability of one relation: ``reach(u)`` as a sorted slice of a flat int array
     (:mod:`thinkingdb.engine.reachsets`). ``stop``: see :func:`deadline_stop`; ``edges``: the
     relation's own asserted facts when already loaded."""
@@ -110,22 +111,7 @@ class _Closed:
         t, src = self._rev
         return src[np.searchsorted(t, v, "left"):np.searchsorted(t, v, "right")].tolist()
 
-    # -- scores and proofs -----------------------------------------------------------------------
-    def edge(self, u: int, v: int):
-        """Best leaf for the edge ``u -> v``: ``(score, source relation, rule index | None)``."""
-        g, r = self.g, self.r
-        if r < len(g._out):
-            c = g._out[r].get(u, {}).get(v)
-            if c is not None:
-                return c, r, None
-        best = None
-        for s, w, j in self.sources:
-            if s < len(g._out):
-                c = g._out[s].get(u, {}).get(v)
-                if c is not None and (best is None or w * c > best[0]):
-                    best = (w * c, s, j)
-        return best
-
+    # -- scores and proofs (edge, proof: WalkProof) ---------------------------------------------
     def successors(self, u: int):
         g, sc = self.g, self.scope
         out = {}
@@ -170,21 +156,6 @@ class _Closed:
             if p == x:
                 break
         return path[::-1]
-
-    def proof(self, triple_of, path: list[int]) -> Proof:
-        def build(i: int, j: int) -> Proof:
-            if j == i + 1:
-                score, rel, rule_idx = self.edge(path[i], path[j])
-                t = triple_of((path[i], self.r, path[j]))
-                if rule_idx is None:
-                    return Proof.asserted(t, score)
-                leaf = Proof.asserted(triple_of((path[i], rel, path[j])), self.g._out[rel][path[i]][path[j]])
-                rule = self.rules[rule_idx]
-                return Proof.derived(t, rule.name, rule.weight, (leaf,))
-            mid = i + (j - i + 1) // 2
-            t = triple_of((path[i], self.r, path[j]))
-            return Proof.derived(t, self.trule_name, self.w, (build(i, mid), build(mid, j)))
-        return build(0, len(path) - 1)
 
 
 class TransitiveResult(FactView):
