@@ -159,6 +159,7 @@ elif kind == "transitive":   # the default rules make depends_on transitive: sma
     with KnowledgeBase(db) as kb:
         found = [[a.bindings["x"] for a in kb.query("? a depends_on ?x.")],
                  [a.bindings["x"] for a in kb.query("? ?x depends_on d.")],
+                 [a.bindings["x"] for a in kb.query("? b depends_on+ ?x.")], len(kb.query("? ?x depends_on* d.").answers),
                  [str(p.conclusion) for p in kb.why("a depends_on d").premises]]
 else:
     from thinkingdb.cli.main import main
@@ -219,7 +220,7 @@ def test_a_cold_small_transitive_question_loads_no_numpy(tmp_path):
         len(kb.graph)
     found, mods = cold_modules("transitive", path)
     # a reaches b, c, d; d is reached from a, b, c; the walk a b c d split in the middle: a..c, c..d
-    assert found == [["b", "c", "d"], ["a", "b", "c"], ["a depends_on c", "c depends_on d"]]
+    assert found == [["b", "c", "d"], ["a", "b", "c"], ["c", "d"], 4, ["a depends_on c", "c depends_on d"]]
     assert {"thinkingdb.engine.closure", "thinkingdb.engine.smallsource"} <= mods   # the oracle reads real imports
     heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in SMALL_TRANSITIVE_FORBIDDEN))
     assert heavy == []

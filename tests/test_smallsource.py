@@ -18,7 +18,7 @@ from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.query import evaluate, why
 from thinkingdb.engine.rules import compile_declarations
-from thinkingdb.model import Declaration, Fact, Limits, PathInv, PathRel, Query, QueryPattern, Triple, Var
+from thinkingdb.model import Declaration, Fact, Limits, PathInv, PathRel, PathRepeat, Query, QueryPattern, Triple, Var
 
 from strategies import SYMBOLS, facts
 from test_bulk import mapped
@@ -26,6 +26,9 @@ from test_bulk import mapped
 LIMITS = [Limits(), Limits(max_derived=10_000), Limits(max_derived=0), Limits(max_derived=1), Limits(max_nodes=1),
           Limits(max_nodes=3), Limits(max_nodes=1_000), Limits(max_depth=1), Limits(max_rows=2),
           Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000)]
+PATHS = [PathRel("r"), PathInv(PathRel("r")), PathRepeat(PathRel("r"), 1, None), PathRepeat(PathRel("r"), 0, None),
+         PathRepeat(PathInv(PathRel("r")), 1, None), PathInv(PathRepeat(PathRel("r"), 0, None)),
+         PathRepeat(PathRel("r"), 1, 2)]
 RULES = {"sub": compile_declarations([Declaration("r", "transitive"), Declaration("s", "subrelation_of", "r")]),
          "plain": compile_declarations([Declaration("r", "transitive")]),
          "inverse": compile_declarations([Declaration("r", "transitive"), Declaration("s", "inverse", "r")])}
@@ -48,17 +51,17 @@ def summary(res):
 
 @settings(max_examples=200, deadline=None)
 @given(facts(relations=("r", "s"), confidences=(1.0,) * 7 + (0.5,), max_size=18), st.sampled_from(SYMBOLS),
-       st.sampled_from(SYMBOLS), st.booleans(), st.booleans(), st.sampled_from(sorted(RULES)), st.booleans(),
+       st.sampled_from(SYMBOLS), st.booleans(), st.sampled_from(PATHS), st.sampled_from(sorted(RULES)), st.booleans(),
        st.sampled_from([2, 256]))
-def test_the_pure_python_search_equals_the_numpy_one(tmp_path_factory, fs, const, other, subject_end, inverted,
+def test_the_pure_python_search_equals_the_numpy_one(tmp_path_factory, fs, const, other, subject_end, path,
                                                      rules, on_disk, small):
     g = mapped(fs, tmp_path_factory.mktemp("g")) if on_disk else FactGraph(fs)
-    path = PathInv(PathRel("r")) if inverted else PathRel("r")
     pat = QueryPattern(const, path, Var("x")) if subject_end else QueryPattern(Var("x"), path, const)
     for limits in LIMITS:
         got = run(small, evaluate, Query((pat,)), g, RULES[rules], limits=limits)
         want = run(0, evaluate, Query((pat,)), g, RULES[rules], limits=limits)
         assert summary(got) == summary(want), limits
+        assert got.answers[:2] == want.answers[:2] and len(got.answers[1:]) == len(want.answers[1:])
         t = Triple(const, "r", other)
         p, q = run(small, why, t, g, RULES[rules], limits=limits), run(0, why, t, g, RULES[rules], limits=limits)
         assert (p and p.to_json()) == (q and q.to_json()), limits
@@ -80,3 +83,20 @@ def test_the_pure_python_search_runs_where_it_should():
     assert not isinstance(run(0, closure, g, RULES["sub"], goals=[q], limits=Limits()), smallsource.SmallSourceResult)
     half = FactGraph([Fact("a", "r", "b", 0.5), Fact("b", "r", "c")])   # a confidence below 1: the numpy path
     assert not isinstance(run(256, closure, half, RULES["sub"], goals=[q], limits=Limits()), smallsource.SmallSourceResult)
+
+
+def test_the_cli_prints_small_answers_as_the_numpy_path_does(tmp_path, capsys):
+    """``R+`` answered as lists (SmallAnswers: scores a list, not an array) through the CLI's column
+    printing, text and TSV, equal to the numpy path's output."""
+    from thinkingdb.api import KnowledgeBase
+    from thinkingdb.cli.main import main
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "depends_on", "b"), ("b", "depends_on", "c"), ("c", "depends_on", "a"), ("c", "depends_on", "d")])
+    outs = []
+    for reach in (256, 0):
+        for fmt in ("text", "tsv"):
+            assert run(reach, main, ["query", "--db", path, "? b depends_on+ ?x.", "--format", fmt]) == 0
+            outs.append(capsys.readouterr().out)
+    assert outs[:2] == outs[2:]
+    assert outs[1] == "x\tscore\na\t1.0\nb\t1.0\nc\t1.0\nd\t1.0\n"    # b reaches c, a, d and itself

@@ -162,10 +162,11 @@ def _bulk_lines(cols: list[list[str]], scores, variables: list[str], cell, sep: 
         memo = {k: cell(v, k) for k in set(col)}
         shown.append([memo[k] for k in col])
     rows = shown[0] if len(shown) == 1 else list(map(sep.join, zip(*shown)))
-    if len(rows) and bool((scores == scores[0]).all()):   # one score: one join
-        end = tail(float(scores[0]))
+    array = hasattr(scores, "tolist")   # a numpy array, or a list (engine/smallsource.py: no numpy)
+    if len(rows) and (bool((scores == scores[0]).all()) if array else all(sc == scores[0] for sc in scores)):
+        end = tail(float(scores[0]))   # one score: one join
         return [end.join(rows) + end]
-    return [row + tail(sc) for row, sc in zip(rows, scores.tolist())]
+    return [row + tail(sc) for row, sc in zip(rows, scores.tolist() if array else scores)]
 
 
 def _stream_query(args) -> int:

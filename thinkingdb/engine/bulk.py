@@ -251,6 +251,8 @@ def bulk_answers(view, query: Query, limits: Limits, deadline: float | None,
     forward = fwd == o_var        # walk from the constant end: subject → object unless inverted
     var = (pat.subject if s_var else pat.object).name
     closed = getattr(view, "_rels", {}).get(r) if hasattr(view, "closed_ones") else None
+    if closed is not None and hi is None and hasattr(view, "closed_answers"):   # engine/smallsource.py
+        return view.closed_answers(pat, var, const, forward, lo, limits, deadline)
     if closed is not None and hasattr(closed, "reach_array") and closed.all_ones:
         ends = closed.reach_array(const) if forward else closed.reverse_array(const)
         walked = False

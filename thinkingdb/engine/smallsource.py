@@ -9,15 +9,20 @@ of its ~120 ms importing numpy), so :func:`small_single_source` answers it here:
 balanced tree over that walk: :class:`WalkProof`, shared with the fast path), the same counts of
 derived facts and touched symbols, ``truncated`` and stats. The search stops past the threshold and the
 question goes to the numpy path, as does every shape not handled here: a conjunction, a path other than
-one relation (maybe inverted), several closed relations, a confidence or rule weight below 1, a
-constant the graph does not hold.
+one relation (maybe inverted) or its ``+`` / ``*`` (answered as ``bulk`` answers it, in lists:
+:class:`SmallAnswers`), several closed relations, a confidence or rule weight below 1, a constant the
+graph does not hold.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
 
-from ..model import Limits, PathInv, PathRel, Var
+from ..model import Limits, PathInv, PathRel, PathRepeat, Var
+from .answers import _proofs_builder
+from .bulk import BulkAnswers, _LabelSource, _tick
+from .paths import _simple
 from .proofs import Proof
 from .results import FactView
 
@@ -160,6 +165,7 @@ class SmallSourceResult(FactView):
         else:
             self.ends = layers.reached()
         self.nodes = 0       # as the numpy path's: the symbols its counting searches touched
+        self.repeat = False  # the goal is R+ / R*: no derived fact asked for (as the numpy path counts)
 
     @property
     def truncated(self):
@@ -182,6 +188,8 @@ class SmallSourceResult(FactView):
     def count(self) -> int:
         """:meth:`SingleSourceResult.bulk_count` for the pattern: derived facts it asks for."""
         sid, oid, r = self.sid, self.oid, self.r
+        if self.repeat:
+            return 0
         if sid is not None and oid is not None:
             return int(oid in self.layers.dist and self.asserted((sid, r, oid)) is None)
         index = (self.g._out if oid is None else self.g._in)[r] if r < len(self.g._out) else {}
@@ -212,7 +220,9 @@ class SmallSourceResult(FactView):
 
     def derived_keys(self):
         sid, oid, r = self.sid, self.oid, self.r
-        if sid is not None and oid is not None:
+        if self.repeat:
+            keys = []
+        elif sid is not None and oid is not None:
             keys = [(sid, r, oid)] if oid in self.layers.dist else []
         elif sid is not None:
             keys = [(sid, r, v) for v in self.ends]
@@ -238,6 +248,29 @@ class SmallSourceResult(FactView):
         closed = self._rels[key[1]]
         return closed.proof(self.ids.triple, closed.walk(key[0], key[2], self.ids.sym_rank))
 
+    def closed_answers(self, pat, var: str, const: int, forward: bool, lo: int, limits: Limits, deadline):
+        """``bulk._finish`` for ``const R+ ?x`` / ``R*`` (or the other way) over the closed relation,
+        in lists: the reach set in canonical order, every score 1, each proof the closed fact's."""
+        reach = self._reach_of(const) if forward else self._reverse_of(const)
+        ends, r = list(reach), self.r
+        has = const in set(reach)
+        if lo == 0 and not has:
+            bisect.insort(ends, const)
+        truncated = self.truncated or _tick(len(ends), limits, deadline)
+        if not self.g.is_mapped:
+            rank = self.g.ranks()[0]
+            ends.sort(key=rank.__getitem__)
+
+        def proofs(end: int):
+            a, b = (const, end) if not isinstance(pat.subject, Var) else (end, const)
+            if lo == 0 and end == const:
+                steps = list
+            else:
+                key = (const, r, end) if forward else (end, r, const)
+                steps = (lambda key=key: [key])
+            return _proofs_builder(self, pat.path, a, b, 1.0, steps, 1)
+        return SmallAnswers(self.ids, var, ends, [1.0] * len(ends), proofs), truncated
+
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)
         if r == self.r:
@@ -261,6 +294,25 @@ class SmallSourceResult(FactView):
         return sorted(set(super().objects(r)) | extra)
 
 
+class SmallAnswers(BulkAnswers):
+    """:class:`~thinkingdb.engine.bulk.BulkAnswers` over lists (no numpy)."""
+
+    def keys(self) -> list[str]:
+        if self._keys is None:
+            self._keys = [self.ids.sym_key(e) for e in self.ends]
+        return self._keys
+
+    def _slice(self, i: slice) -> "SmallAnswers":
+        out = SmallAnswers(self.ids, self.var, self.ends[i], self.scores[i], self._proofs, self._labels)
+        out._keys = self.keys()[i]
+        return out
+
+    def with_labels(self, fetch) -> "SmallAnswers":
+        out = SmallAnswers(self.ids, self.var, self.ends, self.scores, self._proofs, _LabelSource(fetch, self.keys))
+        out._keys = self._keys
+        return out
+
+
 def small_single_source(g, ids, rules, goals, limits: Limits, alternatives: int, deadline):
     """The single-source result of one pattern over one closed relation whose constant reaches at most
     ``bulk.SMALL_REACH`` symbols, in pure Python; None for anything else (the numpy path decides)."""
@@ -271,6 +323,13 @@ def small_single_source(g, ids, rules, goals, limits: Limits, alternatives: int,
         return None    # (the numpy path's answers are arrays, which max_rows does not cut; the evaluator's rows)
     pat = goals[0].patterns[0]
     path, fwd = pat.path, True
+    repeat = isinstance(path, PathRepeat)   # R+ / R*: answered as bulk's arrays are (closed_answers)
+    if repeat:
+        simple = _simple(path)
+        if simple is None or simple[3] is not None or simple[2] not in (0, 1) or \
+                isinstance(pat.subject, Var) == isinstance(pat.object, Var):
+            return None
+        path, fwd = PathRel(simple[0]), simple[1]
     while isinstance(path, PathInv):
         path, fwd = path.path, not fwd
     if not isinstance(path, PathRel):
@@ -302,6 +361,9 @@ def small_single_source(g, ids, rules, goals, limits: Limits, alternatives: int,
     if forward:
         closed._walks[sid] = layers
     res = SmallSourceResult(g, ids, rules, r, closed, sid, oid, layers)
+    if repeat:    # the numpy path's goal patterns are relations: it counts nothing, touches nothing
+        res.repeat = True
+        return res
     # the symbols the numpy path's counting searches touch (its stats read them after the count)
     both = sid is not None and oid is not None
     touched = set(layers.upto(oid) if both else layers.reached()) | {sid if forward else oid}
