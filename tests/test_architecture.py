@@ -19,7 +19,7 @@ PACKAGES = ("thinkingdb", "grammar", "lexical", "hdc")
 # Lower number = lower layer. A module may import its own layer or any lower one.
 LAYERS = {
     "grammar": 0, "lexical": 0, "hdc": 0,
-    "thinkingdb.errors": 1, "thinkingdb.numeric": 1, "thinkingdb.progress": 1,
+    "thinkingdb.errors": 1, "thinkingdb.numeric": 1, "thinkingdb.progress": 1, "thinkingdb.values": 1,
     "thinkingdb.model": 2, "thinkingdb.arith": 2, "thinkingdb.normalize": 2, "thinkingdb.stratify": 2, "thinkingdb.language": 3,
     "thinkingdb.engine": 4, "thinkingdb.store": 4,
     "thinkingdb.retrieval": 5,

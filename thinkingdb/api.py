@@ -362,14 +362,13 @@ class KnowledgeBase:
 
     def _labelled(self, result):
         """The result with each answer's display labels beside its keys (``answer.labels``)."""
-        from dataclasses import replace
         if hasattr(result.answers, "with_labels"):   # an answer set held as arrays: labels fetched when read
-            return replace(result, answers=result.answers.with_labels(self.store.labels_of))
+            return result.replace(answers=result.answers.with_labels(self.store.labels_of))
         keys = {k for a in result.answers for k in a.bindings.values()}
         if not keys:
             return result
         labels = self.store.labels_of(keys)
-        return replace(result, answers=[replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()})
+        return result.replace(answers=[a.replace(labels={v: labels.get(k, k) for v, k in a.bindings.items()})
                                         for a in result.answers])
 
     def stream(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,

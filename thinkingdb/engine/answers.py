@@ -9,10 +9,10 @@ patterns (shared by :mod:`thinkingdb.engine.query`, :mod:`thinkingdb.engine.stre
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from ..model import Path, PathRel, Var
+from ..values import Value
 from .paths import path_proof
 
 if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
@@ -21,16 +21,22 @@ if TYPE_CHECKING:   # built only when a proof is read: a plain question does not
 __all__ = ["Answer", "pattern_order"]
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(Value):
     """One answer: ``bindings`` (variable name → symbol key), ``score``, and ``proof`` — a
     :class:`Proof`, or with ``aggregate="noisy-or"`` a tuple of the proofs combined. The proof is
-    built when first read."""
+    built when first read. ``labels``: variable name → display label. Frozen; equal when bindings and
+    score are (:class:`~thinkingdb.values.Value`)."""
 
-    bindings: dict[str, str]
-    score: float
-    _make: Callable[[], Proof | tuple[Proof, ...]] = field(repr=False, compare=False)
-    labels: dict[str, str] = field(default_factory=dict, compare=False)  # variable name -> display label
+    _fields = ("bindings", "score", "_make", "labels")
+    _compare = ("bindings", "score")
+    _hidden = ("_make",)
+
+    def __init__(self, bindings: dict[str, str], score: float, _make: Callable[[], Proof | tuple[Proof, ...]],
+                 labels: dict[str, str] | None = None) -> None:
+        object.__setattr__(self, "bindings", bindings)
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "_make", _make)
+        object.__setattr__(self, "labels", {} if labels is None else labels)
 
     @property
     def proof(self) -> Proof | tuple[Proof, ...]:

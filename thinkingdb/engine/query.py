@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from .answers import Answer, _conjoin, _proofs_builder, pattern_order as _order
@@ -33,6 +32,7 @@ from ..model import Limits, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq
 from .paths import PathWalk, nullable as _nullable, path_proof, relations as _relations
 from .results import GraphView
 from .rules import relevant_rules
+from ..values import Value
 
 if TYPE_CHECKING:   # built only when a proof is read: a plain question does not load them
     from .proofs import Proof
@@ -54,16 +54,20 @@ def noisy_or(scores: Iterable[float]) -> float:
     return 1.0 - miss
 
 
-@dataclass(frozen=True)
-class QueryResult:
+class QueryResult(Value):
     """Sorted answers; ``truncated`` names the bound that cut the closure or a path walk short;
-    ``more`` is True when ``max_answers`` dropped answers; ``variables`` in order of first appearance."""
+    ``more`` is True when ``max_answers`` dropped answers; ``variables`` in order of first appearance.
+    Frozen (:class:`~thinkingdb.values.Value`)."""
 
-    answers: list[Answer]
-    truncated: str | None
-    variables: tuple[str, ...] = ()
-    more: bool = False
-    stats: object = None
+    _fields = _compare = ("answers", "truncated", "variables", "more", "stats")
+
+    def __init__(self, answers: list[Answer], truncated: str | None, variables: tuple[str, ...] = (),
+                 more: bool = False, stats: object = None) -> None:
+        object.__setattr__(self, "answers", answers)
+        object.__setattr__(self, "truncated", truncated)
+        object.__setattr__(self, "variables", variables)
+        object.__setattr__(self, "more", more)
+        object.__setattr__(self, "stats", stats)
 
     def to_json(self) -> dict:
         return {"answers": [a.to_json() for a in self.answers], "truncated": self.truncated}

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterator
 
 from ..api import DEFAULT_LIMITS, KnowledgeBase
@@ -296,7 +296,7 @@ class Service:
             except (ValueError, KeyError) as exc:
                 raise QueryError(str(exc)) from exc
             labels = snap.labels()   # each answer's display labels beside its keys, as kb.query gives them
-            answers = [replace(a, labels={v: labels.get(k, k) for v, k in a.bindings.items()}).to_json()
+            answers = [a.replace(labels={v: labels.get(k, k) for v, k in a.bindings.items()}).to_json()
                        for a in res.answers]
             out = {"answers": answers, "truncated": res.truncated, "variables": [v.name for v in q.variables()]}
             if body.get("labels"):

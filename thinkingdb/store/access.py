@@ -27,7 +27,6 @@ A caller that names nothing (``Caller()``) sees public units only. There is no "
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
 
 from ..errors import ValidationError
 from ..model import Triple
+from ..values import Value
 
 __all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "View", "CallerView", "FactAccess", "public_view"]
 
@@ -43,8 +43,7 @@ def _norm(tag: str) -> str:
     return tag.strip().casefold()
 
 
-@dataclass(frozen=True)
-class Caller:
+class Caller(Value):
     """Who is searching: acl tags and a region (``""``: no region, sees only region-free units).
 
     >>> Caller(tags=["Support:EU ", "support:eu"]).tags
@@ -55,20 +54,19 @@ class Caller:
     thinkingdb.errors.ValidationError: caller tags must be a list of strings, not one string
     """
 
-    tags: tuple[str, ...] = ()
-    region: str = ""
+    _fields = _compare = ("tags", "region")
 
-    def __post_init__(self) -> None:
-        if isinstance(self.tags, str):
+    def __init__(self, tags: Iterable[str] = (), region: str = "") -> None:
+        if isinstance(tags, str):
             raise ValidationError("caller tags must be a list of strings, not one string")
         try:
-            tags = tuple(sorted({_norm(t) for t in self.tags if _norm(t)}))
+            normal = tuple(sorted({_norm(t) for t in tags if _norm(t)}))
         except (TypeError, AttributeError):
-            raise ValidationError(f"caller tags must be strings, got {self.tags!r}") from None
-        if not isinstance(self.region, str):
-            raise ValidationError(f"caller region must be a string, got {self.region!r}")
-        object.__setattr__(self, "tags", tags)
-        object.__setattr__(self, "region", _norm(self.region))
+            raise ValidationError(f"caller tags must be strings, got {tags!r}") from None
+        if not isinstance(region, str):
+            raise ValidationError(f"caller region must be a string, got {region!r}")
+        object.__setattr__(self, "tags", normal)
+        object.__setattr__(self, "region", _norm(region))
 
     def to_json(self) -> dict:
         return {"tags": list(self.tags), "region": self.region}
@@ -140,18 +138,20 @@ def _day(text: str, default: int) -> int:
     return int(text.replace("-", "")) if text else default
 
 
-@dataclass(frozen=True)
-class View:
+class View(Value):
     """The units one caller may see on one date: a boolean mask over :attr:`AccessTable.ids`.
 
     ``fingerprint`` identifies the visible set (equal sets, equal fingerprints), so indexes built
     for a view can be cached and shared by every caller who sees the same units.
     """
 
-    mask: np.ndarray
-    fingerprint: str
-    count: int
-    everything: bool
+    _fields = _compare = ("mask", "fingerprint", "count", "everything")
+
+    def __init__(self, mask: np.ndarray, fingerprint: str, count: int, everything: bool) -> None:
+        object.__setattr__(self, "mask", mask)
+        object.__setattr__(self, "fingerprint", fingerprint)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "everything", everything)
 
     def visible_ids(self, ids: Sequence[str]) -> list[str]:
         import numpy as np
@@ -218,15 +218,20 @@ class AccessTable:
         return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == len(self.ids))
 
 
-@dataclass(frozen=True)
-class CallerView:
+class CallerView(Value):
     """What one caller may use on one date: the visible units, fact graph and rules (docs/access.md)."""
 
-    view: View
-    graph: Any
-    rules: tuple
-    visible: Callable[[str], bool]
-    _labels: Callable[[], dict] = field(repr=False, compare=False)
+    _fields = ("view", "graph", "rules", "visible", "_labels")
+    _compare = ("view", "graph", "rules", "visible")
+    _hidden = ("_labels",)
+
+    def __init__(self, view: View, graph: Any, rules: tuple, visible: Callable[[str], bool],
+                 _labels: Callable[[], dict]) -> None:
+        object.__setattr__(self, "view", view)
+        object.__setattr__(self, "graph", graph)
+        object.__setattr__(self, "rules", rules)
+        object.__setattr__(self, "visible", visible)
+        object.__setattr__(self, "_labels", _labels)
 
     @property
     def labels(self) -> dict[str, str]:

@@ -37,10 +37,10 @@ import json
 import mmap
 import os
 import zlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from ..errors import StoreError
+from ..values import Value
 from .columns import MappedArrays, itemsize
 
 if TYPE_CHECKING:
@@ -60,13 +60,15 @@ SUFFIX = ".graph"
 _DIRECTIONS = ("out", "in")
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(Value):
     """The store state a graph file was built from: generation, write token, largest fact id."""
 
-    generation: int
-    token: str
-    max_fact: int
+    _fields = _compare = ("generation", "token", "max_fact")
+
+    def __init__(self, generation: int, token: str, max_fact: int) -> None:
+        object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "token", token)
+        object.__setattr__(self, "max_fact", max_fact)
 
 
 def graph_path(store_path: str) -> str:
