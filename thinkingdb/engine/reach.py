@@ -21,11 +21,11 @@ import itertools
 import numpy as np
 
 from ..model import Limits, PathInv, PathRel, Var
-from .proofs import Proof
 from .results import FactView
 from .bfs import ReachMemo, Search, _all_one
 from .layer import Layers, split
 from .rules import fast_path_plan
+from .smallsource import closed_fact_proof
 from .transitive import _Closed
 
 class _Lazy(_Closed):
@@ -227,13 +227,7 @@ class SingleSourceResult(FactView):
     def fact_proof(self, key):
         if key[1] in self._layers:
             return self._layers.proof(self, key)
-        c = self.asserted(key)
-        if c is not None:
-            return Proof.asserted(self.ids.triple(key), c)
-        if not self.is_derived(key):
-            return None
-        closed = self._rels[key[1]]
-        return closed.proof(self.ids.triple, closed.walk(key[0], key[2], self.ids.sym_rank))
+        return closed_fact_proof(self, key)
 
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)

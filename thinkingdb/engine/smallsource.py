@@ -26,7 +26,19 @@ from .paths import _simple
 from .proofs import Proof
 from .results import FactView
 
-__all__ = ["WalkProof", "small_single_source"]
+__all__ = ["WalkProof", "closed_fact_proof", "small_single_source"]
+
+
+def closed_fact_proof(view, key):
+    """The proof of ``key`` in a result over closed relations (``view._rels``: relation -> its
+    :class:`WalkProof` with ``walk``): the asserted fact's, else the best walk's, else None."""
+    c = view.asserted(key)
+    if c is not None:
+        return Proof.asserted(view.ids.triple(key), c)
+    if not view.is_derived(key):
+        return None
+    closed = view._rels[key[1]]
+    return closed.proof(view.ids.triple, closed.walk(key[0], key[2], view.ids.sym_rank))
 
 
 class WalkProof:
@@ -240,13 +252,7 @@ class SmallSourceResult(FactView):
         return 1.0 if self.is_derived(key) else None
 
     def fact_proof(self, key):
-        c = self.asserted(key)
-        if c is not None:
-            return Proof.asserted(self.ids.triple(key), c)
-        if not self.is_derived(key):
-            return None
-        closed = self._rels[key[1]]
-        return closed.proof(self.ids.triple, closed.walk(key[0], key[2], self.ids.sym_rank))
+        return closed_fact_proof(self, key)
 
     def closed_answers(self, pat, var: str, const: int, forward: bool, lo: int, limits: Limits, deadline):
         """``bulk._finish`` for ``const R+ ?x`` / ``R*`` (or the other way) over the closed relation,

@@ -26,10 +26,9 @@ import numpy as np
 
 from .graph import relation_arrays
 from .layer import Layers
-from .proofs import Proof
 from .reachsets import reach_sets
 from .results import FactView
-from .smallsource import WalkProof
+from .smallsource import WalkProof, closed_fact_proof
 
 
 def deadline_stop(deadline: float | None):
@@ -211,13 +210,7 @@ class TransitiveResult(FactView):
     def fact_proof(self, key):
         if key[1] in self._layers:
             return self._layers.proof(self, key)
-        c = self.asserted(key)
-        if c is not None:
-            return Proof.asserted(self.ids.triple(key), c)
-        if not self.is_derived(key):
-            return None
-        closed = self._rels[key[1]]
-        return closed.proof(self.ids.triple, closed.walk(key[0], key[2], self.ids.sym_rank))
+        return closed_fact_proof(self, key)
 
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)
