@@ -260,10 +260,10 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     engine when it cannot run, or when asked for) admitting only demanded facts within their depth
     budgets."""
     from .demand import demand_of  # noqa: PLC0415
-    # a node or derived-fact bound that could cut the reference engine's run is counted differently by
-    # the single-source search and the conjunction's array path (per walk, per start): those run then
-    # The single-source search builds its own proofs (a balanced tree over the best walk), so it runs
-    # whenever it applies.
+    # A small input tries the reference engine first only when no node or derived-fact bound could cut
+    # its run (the single-source search and the conjunction's array path count those per walk and per
+    # start, so the reports would differ) and the transitive fast path does not apply (the
+    # single-source search builds its own proofs, a balanced tree over the best walk).
     small = engine == "auto" and _small(g) and limits.max_nodes is None and (
         limits.max_derived is None or limits.max_derived >= seminaive.SMALL_BUDGET) and _fast_plan(
         g, rules, Limits(max_depth=limits.max_depth), alternatives) is None
