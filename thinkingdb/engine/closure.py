@@ -269,6 +269,12 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
         g, rules, Limits(max_depth=limits.max_depth), alternatives) is None
     if not small:
         res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
+        if res is None:   # a linear recursion asked from one bound end (engine/chain.py)
+            from .chain import linear_chain  # noqa: PLC0415
+            res = linear_chain(g, ids, rules, goals, limits, alternatives, deadline, closure)
+            if res is not None:
+                res.stats = ClosureStats("chain", 0, res.derived_count, 0, 0, res.nodes,
+                                         (time.perf_counter() - t0) * 1000, tables=res.tables)
         if res is not None:
             return res
     from .demand import EXACT_STEPS  # noqa: PLC0415

@@ -1,0 +1,164 @@
+"""Linear chain rules answered from one bound end (``thinkingdb.engine.chain``), against the full
+closure (the reference engine, ``goal_directed=False``): generated graphs with cycles, a right- or
+left-linear rule ``t`` over a step relation ``e`` (premises in either order, any weight), ``e``
+asserted only, closed by a transitive declaration, or derived by a join and its own linear recursion
+(the default library's shape); confidences below 1 (ties common), some ``t`` facts asserted (they
+win and end the chains through them); queries with the subject or the object bound, ``^t``, ``why``;
+best and noisy-or; every ``Limits`` setting (the bounds that would cut hand the question to the
+general engine). Then the class's edges (declarations on ``t`` decline) and cases by hand."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thinkingdb.engine.chain import shape_of
+from thinkingdb.engine.closure import closure
+from thinkingdb.engine.graph import FactGraph
+from thinkingdb.engine.query import evaluate, why
+from thinkingdb.engine.rules import compile_declarations, default_rules, relevant_rules
+from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathInv, PathRel, Query, QueryPattern, Rule, Triple,
+                              Var)
+
+SYMBOLS = ("a", "b", "c", "d", "e", "f", "g")
+x, y, c, z = Var("x"), Var("y"), Var("c"), Var("z")
+LIMITS = [Limits(), Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000), Limits(max_depth=1),
+          Limits(max_depth=3), Limits(max_derived=3), Limits(max_derived=10_000), Limits(max_nodes=3),
+          Limits(max_nodes=1_000)]
+
+
+def chain_rule(right: bool, e_first: bool, weight: float) -> Rule:
+    if right:
+        e, t = Atom(x, "e", c), Atom(c, "t", y)
+    else:
+        t, e = Atom(x, "t", c), Atom(c, "e", y)
+    return Rule("tchain", (e, t) if e_first else (t, e), Atom(x, "t", y), weight)
+
+
+def step_rules(kind: str) -> tuple[Rule, ...]:
+    if kind == "asserted":
+        return ()
+    if kind == "transitive":
+        return compile_declarations([Declaration("e", "transitive")])
+    # the default library's has_capability: a join, and a linear recursion through a transitive d
+    return (Rule("cap", (Atom(x, "u", y), Atom(y, "p", z)), Atom(x, "e", z), 0.95),
+            Rule("through", (Atom(x, "d", y), Atom(y, "e", z)), Atom(x, "e", z), 0.85)) + \
+        compile_declarations([Declaration("d", "transitive")])
+
+
+facts = st.lists(st.builds(Fact, st.sampled_from(SYMBOLS), st.sampled_from(("e", "e", "e", "t", "t", "u", "p", "d")),
+                           st.sampled_from(SYMBOLS), st.sampled_from((1.0, 0.9, 0.5, 0.8, 0.25))),
+                 min_size=1, max_size=18)
+
+
+def dump(res):
+    def proofs(p):   # noisy-or: the combined proofs
+        return [q.to_json() for q in p] if isinstance(p, tuple) else p.to_json()
+    return [(a.to_json(), proofs(a.proof)) for a in res.answers], res.truncated
+
+
+@settings(max_examples=200, deadline=None)
+@given(facts, st.booleans(), st.booleans(), st.sampled_from((1.0, 0.9, 0.5)),
+       st.sampled_from(("asserted", "transitive", "derived")), st.sampled_from(SYMBOLS), st.booleans(),
+       st.booleans(), st.sampled_from(["best", "noisy-or"]))
+def test_chain_answers_equal_the_full_closure(fs, right, e_first, weight, kind, const, bind_subject, inverted,
+                                              aggregate):
+    g = FactGraph(fs)
+    rules = (chain_rule(right, e_first, weight),) + step_rules(kind)
+    s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
+    q = Query((QueryPattern(o, PathInv(PathRel("t")), s) if inverted else QueryPattern(s, PathRel("t"), o),))
+    want = dump(evaluate(q, g, rules, aggregate=aggregate, k=1, goal_directed=False))
+    for limits in LIMITS:
+        got = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=1)
+        full = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=1, goal_directed=False)
+        if got.stats is not None and got.stats.engine == "chain":   # only where no bound cuts
+            assert dump(got) == want, limits
+        elif limits.max_depth is not None:   # the general engine: the depth semantics are the full closure's
+            assert dump(got)[0] == dump(full)[0], limits
+        else:   # a node or derived-fact bound the general engine reports when it cuts
+            assert dump(got) == want or got.truncated is not None, limits
+
+
+@settings(max_examples=100, deadline=None)
+@given(facts, st.booleans(), st.booleans(), st.sampled_from(("asserted", "derived")), st.sampled_from(SYMBOLS),
+       st.sampled_from(SYMBOLS))
+def test_why_of_a_chain_fact_equals_the_full_closure(fs, right, e_first, kind, a, b):
+    g = FactGraph(fs)
+    rules = (chain_rule(right, e_first, 0.9),) + step_rules(kind)
+    got = why(Triple(a, "t", b), g, rules)
+    want = why(Triple(a, "t", b), g, rules, goal_directed=False)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got.to_json() == want.to_json()
+
+
+def engine_of(fs, rules, pattern, limits=Limits()):
+    q = Query((pattern,))
+    res = closure(FactGraph(fs), relevant_rules(rules, ["t"]), goals=[q], limits=limits)
+    return res.stats.engine
+
+
+def test_the_chain_engine_answers_both_shapes_and_declines_outside_the_class():
+    fs = [Fact("a", "e", "b"), Fact("b", "t", "g")]
+    for right in (True, False):
+        rules = (chain_rule(right, True, 0.9),)
+        assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v"))) == "chain"
+        assert engine_of(fs, rules, QueryPattern(Var("v"), PathRel("t"), "g")) == "chain"
+        assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v")), Limits(max_depth=4)) != "chain"
+    for decl in (Declaration("t", "transitive"), Declaration("s", "subrelation_of", "t"),
+                 Declaration("t", "symmetric")):
+        rules = (chain_rule(True, True, 0.9),) + compile_declarations([decl])
+        assert shape_of(rules, "t") is None
+        assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v"))) != "chain"
+    # e depending on t: not a chain
+    rules = (chain_rule(True, True, 0.9), Rule("back", (Atom(x, "t", y),), Atom(x, "e", y), 0.5))
+    assert shape_of(rules, "t") is None
+
+
+def test_a_chain_by_hand_asserted_facts_win_and_stop_the_chain():
+    # a → b → c → d (e steps, 1.0, 0.5, 1.0); b t g @0.1 is asserted, d t g @1.0:
+    # b's fact is its own 0.1, so a's is 0.9 × 1.0 × 0.1 = 0.09 (the chain through b to d is cut);
+    # c t g = 0.9 × 1.0 × 1.0 = 0.9 (depth 1); a reaches c only through b.
+    # a also steps to x (0.5), x t h @1.0: a t h = 0.9 × 0.5 × 1.0 = 0.45, depth 1
+    fs = [Fact("a", "e", "b"), Fact("b", "e", "c", 0.5), Fact("c", "e", "d"), Fact("b", "t", "g", 0.1),
+          Fact("d", "t", "g"), Fact("a", "e", "x", 0.5), Fact("x", "t", "h")]
+    rules = (chain_rule(True, True, 0.9),)
+    q = Query((QueryPattern("a", PathRel("t"), Var("v")),))
+    res = evaluate(q, FactGraph(fs), rules)
+    assert res.stats.engine == "chain"
+    got = [(a.bindings["v"], round(a.score, 12), a.proof.depth) for a in res.answers]
+    assert got == [("h", 0.45, 1), ("g", 0.09, 1)]
+    assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, goal_directed=False))
+    q2 = Query((QueryPattern(Var("v"), PathRel("t"), "g"),))   # the goal bound: b keeps 0.1, c 0.9, a 0.09
+    res2 = evaluate(q2, FactGraph(fs), rules)
+    assert res2.stats.engine == "chain"
+    assert sorted((a.bindings["v"], round(a.score, 12)) for a in res2.answers) == [
+        ("a", 0.09), ("b", 0.1), ("c", 0.9), ("d", 1.0)]
+
+
+def test_equal_scores_take_the_shallower_proof_then_the_canonical_premises():
+    # a → b → g_end and a → c → d → g_end, all steps 1 and weight 1: equal scores (1.0), depth 2 wins
+    # over depth 3; a → p and a → q both one step from an asserted end: depth 1 both, p sorts first
+    fs = [Fact("a", "e", "b"), Fact("b", "e", "g1"), Fact("a", "e", "c"), Fact("c", "e", "d"),
+          Fact("d", "e", "g1"), Fact("g1", "t", "goal"), Fact("a", "e", "q"), Fact("a", "e", "p"),
+          Fact("q", "t", "other"), Fact("p", "t", "other")]
+    rules = (chain_rule(True, True, 1.0),)
+    q = Query((QueryPattern("a", PathRel("t"), Var("v")),))
+    res = evaluate(q, FactGraph(fs), rules)
+    assert res.stats.engine == "chain"
+    by = {a.bindings["v"]: a.proof for a in res.answers}
+    assert by["goal"].depth == 2 and str(by["goal"].premises[0].conclusion) == "a e b"
+    assert by["other"].depth == 1 and str(by["other"].premises[0].conclusion) == "a e p"
+    assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, goal_directed=False))
+
+
+def test_the_default_relevance_rule_is_a_chain():
+    fs = [Fact("ide", "uses", "ploinky"), Fact("ploinky", "provides", "sandboxing", 0.95),
+          Fact("sandboxing", "relevant_for", "secure_execution", 0.9)]
+    q = Query((QueryPattern("ide", PathRel("relevant_for"), Var("g")),))
+    res = evaluate(q, FactGraph(fs), default_rules())
+    assert res.stats.engine == "chain"
+    # docs/closure.md's worked example: 0.9025 × 0.9 × 0.90 = 0.731025, depth 2
+    (a,) = res.answers
+    assert a.bindings["g"] == "secure_execution" and abs(a.score - 0.731025) < 1e-12 and a.proof.depth == 2
+    assert dump(res) == dump(evaluate(q, FactGraph(fs), default_rules(), goal_directed=False))
