@@ -44,9 +44,10 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture(autouse=True, scope="session")
 def array_answers_on_small_reach():
-    """Most tests' graphs are small; those comparing the array answers (engine/bulk.py) with the general
-    evaluator must reach the arrays, so the small-reach hand-off is off here (bulk.SMALL_REACH = 0).
-    tests/test_bulk.py turns it on where it tests it; a fresh process has the shipped value."""
-    from thinkingdb.engine import bulk
-    with mock.patch.object(bulk, "SMALL_REACH", 0):
+    """Most tests' graphs are small; those comparing the array answers (engine/bulk.py, engine/conj.py)
+    with the general evaluator must reach the arrays, so the small-reach hand-offs are off here
+    (bulk.SMALL_REACH = 0, smallconj.SMALL_CONJ = 0). tests/test_bulk.py, test_smallsource.py and
+    test_smallconj.py turn them on where they test them; a fresh process has the shipped values."""
+    from thinkingdb.engine import bulk, smallconj
+    with mock.patch.object(bulk, "SMALL_REACH", 0), mock.patch.object(smallconj, "SMALL_CONJ", 0):
         yield

@@ -31,39 +31,45 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from typing import Iterable
 
 from ..errors import ValidationError
 from .graph import FactGraph
-from . import oneround, seminaive
-from . import plan as colplan
 from .rules import fast_path_plan, needs_strata
 from ..model import Limits, Rule, Var
 from .results import ClosureResult, Ids
+from ..values import Value
 
 __all__ = ["closure", "preload", "ClosureResult", "ClosureStats", "ENGINES"]
 
 ENGINES = ("auto", "columnar", "reference")
 
 
-@dataclass(frozen=True, slots=True)
-class ClosureStats:
-    """What a run did: facts in scope, derived facts, rounds, rule firings, symbols in scope, time."""
+class ClosureStats(Value):
+    """What a run did: facts in scope, derived facts, rounds, rule firings, symbols in scope, time.
+    Frozen (:class:`~thinkingdb.values.Value`: every run makes one, and a dataclass costs a fresh
+    process ~0.4 ms to create); ``stats.replace(...)`` for a changed copy.
 
-    engine: str
-    asserted: int
-    derived: int
-    rounds: int
-    firings: int
-    nodes: int
-    elapsed_ms: float
-    fallback: str | None = None   # why the columnar engine did not run (the reference or stratified one did)
-    tables: int = 0   # goal-directed runs: the demanded patterns (tables) of the question
-    # goal-directed runs under a depth bound: True when the depth report came from the unbounded
-    # demand (exact), False when that demand was over ``exact_steps`` or cut by ``max_nodes`` and the
-    # depth budgets reported it (conservative); None when no such demand was tried
-    exact_depth: bool | None = None
+    ``fallback``: why the columnar engine did not run (the reference or stratified one did).
+    ``tables``: goal-directed runs: the demanded patterns (tables) of the question. ``exact_depth``:
+    goal-directed runs under a depth bound: True when the depth report came from the unbounded demand
+    (exact), False when that demand was over ``exact_steps`` or cut by ``max_nodes`` and the depth
+    budgets reported it (conservative); None when no such demand was tried.
+
+    >>> ClosureStats("transitive", 0, 3, 1, 0, 4, 1.5).replace(elapsed_ms=0.0)
+    ClosureStats(engine='transitive', asserted=0, derived=3, rounds=1, firings=0, nodes=4, elapsed_ms=0.0, fallback=None, tables=0, exact_depth=None)
+    """
+
+    _fields = _compare = ("engine", "asserted", "derived", "rounds", "firings", "nodes", "elapsed_ms", "fallback",
+                          "tables", "exact_depth")
+    __slots__ = _fields
+
+    def __init__(self, engine: str, asserted: int, derived: int, rounds: int, firings: int, nodes: int,
+                 elapsed_ms: float, fallback: str | None = None, tables: int = 0,
+                 exact_depth: bool | None = None) -> None:
+        for name, value in zip(self._fields, (engine, asserted, derived, rounds, firings, nodes, elapsed_ms, fallback,
+                                              tables, exact_depth)):
+            object.__setattr__(self, name, value)
 
 
 def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None = None,
@@ -110,6 +116,8 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         return _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline, t0)
     if goals is not None:
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
+    from . import oneround, seminaive  # noqa: PLC0415 (the engines' dispatch: not loaded by a single-source question)
+    from . import plan as colplan  # noqa: PLC0415
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
     if (engine == "auto" and _small(g) and _fast_plan(g, rules, limits, alternatives) is None
             and oneround.one_round_plan(rules, limits, alternatives) is None
@@ -163,6 +171,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
 
 def _small(g: FactGraph) -> bool:
     """Whether the reference engine is tried first, within :data:`~thinkingdb.engine.seminaive.SMALL_BUDGET`."""
+    from . import seminaive  # noqa: PLC0415
     return len(g) <= seminaive.SMALL_FACTS
 
 
@@ -170,6 +179,7 @@ def _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives
                tables=0, probe=True, budget=None, fallback=None, exact=None):
     """The reference engine with its stats; None when ``budget`` ran out (``fallback`` then says why
     it ran: a small input, when it ran within the budget)."""
+    from . import seminaive  # noqa: PLC0415
     out = seminaive.semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline,
                                admit=admit, probe=probe, budget=budget)
     if out is None:
@@ -196,6 +206,8 @@ def preload(g: FactGraph, rules: Iterable[Rule], *, limits: Limits = Limits(), a
     'one-round-python'
     """
     import importlib  # noqa: PLC0415
+    from . import oneround  # noqa: PLC0415
+    from . import plan as colplan  # noqa: PLC0415
     rules = tuple(rules)
     one_round = oneround.one_round_plan(rules, limits, alternatives)
     if needs_strata(rules):
@@ -259,14 +271,14 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
     closure, else the demand of the goals (set-level tabling) and the columnar engine (the reference
     engine when it cannot run, or when asked for) admitting only demanded facts within their depth
     budgets."""
-    from .demand import demand_of  # noqa: PLC0415
     # A small input tries the reference engine first only when no node or derived-fact bound could cut
     # its run (the single-source search and the conjunction's array path count those per walk and per
     # start, so the reports would differ) and the transitive fast path does not apply (the
-    # single-source search builds its own proofs, a balanced tree over the best walk).
-    small = engine == "auto" and _small(g) and limits.max_nodes is None and (
-        limits.max_derived is None or limits.max_derived >= seminaive.SMALL_BUDGET) and _fast_plan(
-        g, rules, Limits(max_depth=limits.max_depth), alternatives) is None
+    # single-source search builds its own proofs, a balanced tree over the best walk). (The fast path
+    # is asked first: a single-source question then loads neither the reference engine nor the demand.)
+    small = (engine == "auto" and _fast_plan(g, rules, Limits(max_depth=limits.max_depth), alternatives) is None
+             and _small(g) and limits.max_nodes is None
+             and (limits.max_derived is None or limits.max_derived >= _small_budget()))
     if not small:
         res = _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0)
         if res is None:   # a linear recursion asked from one bound end (engine/chain.py)
@@ -277,7 +289,9 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
                                          (time.perf_counter() - t0) * 1000, tables=res.tables)
         if res is not None:
             return res
-    from .demand import EXACT_STEPS  # noqa: PLC0415
+    from . import plan as colplan  # noqa: PLC0415
+    from . import seminaive  # noqa: PLC0415
+    from .demand import EXACT_STEPS, demand_of  # noqa: PLC0415
     d, probe, exact = None, True, None
     if limits.max_depth is not None and exact_steps != 0:   # unbounded demand if small: exact depth report
         d = demand_of(g, ids, rules, goals, max_depth=None, max_nodes=limits.max_nodes, deadline=deadline,
@@ -295,8 +309,8 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
             res = closure(g, rules, limits=dataclasses.replace(limits, timeout_ms=left),
                           alternatives=alternatives, engine=engine)
             if res.stats is not None:
-                res.stats = dataclasses.replace(res.stats, fallback="goals not followed: the demand "
-                                                f"exceeded {demand_steps(g):,} set-level steps")
+                res.stats = res.stats.replace(fallback="goals not followed: the demand "
+                                              f"exceeded {demand_steps(g):,} set-level steps")
             return res
     scope = bytearray(ids.n_syms)
     for s in d.symbols:
@@ -322,6 +336,11 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
                       fallback=None if engine == "reference" else why)
 
 
+def _small_budget() -> int:
+    from . import seminaive  # noqa: PLC0415
+    return seminaive.SMALL_BUDGET
+
+
 def _fast_plan(g, rules, limits, alternatives):
     """``(plan, the plan's rules, layer rules)`` when the transitive fast path computes the closure
     of ``rules`` — with one-premise rules over a closed relation on top (:mod:`thinkingdb.engine.layer`),
@@ -339,9 +358,14 @@ def _fast_plan(g, rules, limits, alternatives):
 
 def _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0):
     """Single-source reachability when the rules are a transitive closure, else None: in pure Python
-    when one pattern's constant reaches few symbols (engine/smallsource.py), else in numpy."""
+    when one pattern's constant reaches few symbols (engine/smallsource.py) or a conjunction's starts
+    do (engine/smallconj.py), else in numpy."""
     from .smallsource import small_single_source  # noqa: PLC0415
-    res = small_single_source(g, ids, rules, goals, limits, alternatives, deadline)
+    if len(goals) == 1 and len(goals[0].patterns) > 1:
+        from .smallconj import small_conjunction  # noqa: PLC0415
+        res = small_conjunction(g, ids, rules, goals, limits, alternatives, deadline)
+    else:
+        res = small_single_source(g, ids, rules, goals, limits, alternatives, deadline)
     if res is None:
         from .reach import single_source  # noqa: PLC0415
         res = single_source(g, ids, rules, goals, limits, alternatives, deadline, layers=not _small(g))

@@ -27,17 +27,23 @@ there: its rows and the later ones are dropped, ``truncated`` is ``"derived"``, 
 those found before it — each with its exact score and proof. The deadline stops it the same way
 (``"time"``). So a question with 40 billion answers stops at the bound in well under a second.
 
+A conjunction whose starts reach few symbols runs the same steps in pure Python
+(:mod:`thinkingdb.engine.smallconj`); here the array path is called directly:
+
+>>> from thinkingdb.engine.conjanswers import table_answers
 >>> from thinkingdb.engine.graph import FactGraph
->>> from thinkingdb.engine.query import evaluate
+>>> from thinkingdb.engine.reach import single_source
+>>> from thinkingdb.engine.results import Ids
 >>> from thinkingdb.engine.rules import compile_declarations
 >>> from thinkingdb.model import Declaration, Fact, PathRel, QueryPattern
 >>> g = FactGraph([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "r", "a"), Fact("c", "t", "d", 0.5)])
 >>> rules = compile_declarations([Declaration("r", "transitive")])
 >>> q = Query((QueryPattern("a", PathRel("r"), Var("x")), QueryPattern(Var("x"), PathRel("t"), Var("y"))))
->>> res = evaluate(q, g, rules)
->>> type(res.answers).__name__, [(a.bindings, a.score) for a in res.answers]
+>>> res = single_source(g, Ids(g), rules, [q], Limits(), 0, None)
+>>> answers = table_answers(res, res.table, "best")
+>>> type(answers).__name__, [(a.bindings, a.score) for a in answers]
 ('TableAnswers', [({'x': 'c', 'y': 'd'}, 0.5)])
->>> print(res.answers[0].proof.premises[0].to_text())   # built when read
+>>> print(answers[0].proof.premises[0].to_text())   # built when read
 a r c  [score 1, depth 1, rule r_transitive @1]
 ├── a r b  [score 1, asserted]
 └── b r c  [score 1, asserted]
@@ -46,7 +52,6 @@ a r c  [score 1, depth 1, rule r_transitive @1]
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..model import Limits, Query, Var
@@ -59,38 +64,48 @@ if TYPE_CHECKING:   # numpy and the searches load when a conjunction runs as arr
 __all__ = ["Table", "plan_conjunction", "run_conjunction"]
 
 
-@dataclass(frozen=True, slots=True)
 class _Step:
-    i: int                 # the pattern's index in the query
-    kind: str              # "closed": reach sets of a closed relation; "hop": one asserted step; "walk": r+ / r*
-                           # over asserted facts scoring 1; "best": r+ / r* over asserted facts of any confidence
-    r: int                 # relation id
-    direction: bool        # graph direction walked from the start end (True: subject -> object)
-    lo: int                # 0: the start matches itself (r*)
-    start: tuple           # ("const", id) or ("var", name): the end the sets are taken from
-    other: tuple           # ("const", id), ("var", name) bound earlier, or ("new", name)
-    s_known: bool          # the subject was known at this pattern's turn (the general evaluator walks from it)
-    o_known: bool
-    from_subject: bool
+    """One pattern's turn (written by hand, not a dataclass: a class made by ``dataclass`` costs a
+    fresh process ~0.4 ms to create, issue 20)."""
+
+    __slots__ = ("i", "kind", "r", "direction", "lo", "start", "other", "s_known", "o_known", "from_subject")
+
+    def __init__(self, i: int, kind: str, r: int, direction: bool, lo: int, start: tuple, other: tuple,
+                 s_known: bool, o_known: bool, from_subject: bool) -> None:
+        self.i = i                   # the pattern's index in the query
+        self.kind = kind             # "closed": reach sets of a closed relation; "hop": one asserted step;
+                                     # "walk": r+ / r* over asserted facts scoring 1; "best": r+ / r* over
+                                     # asserted facts of any confidence
+        self.r = r                   # relation id
+        self.direction = direction   # graph direction walked from the start end (True: subject -> object)
+        self.lo = lo                 # 0: the start matches itself (r*)
+        self.start = start           # ("const", id) or ("var", name): the end the sets are taken from
+        self.other = other           # ("const", id), ("var", name) bound earlier, or ("new", name)
+        self.s_known = s_known       # the subject was known at this pattern's turn (the evaluator walks from it)
+        self.o_known = o_known
+        self.from_subject = from_subject
+
+    def __repr__(self) -> str:
+        return f"_Step({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
 
 
-@dataclass
 class Table:
     """The bound rows of a conjunction: a column of symbol ids per variable and, per pattern whose
-    matches can score below 1, its scores."""
-    query: Query
-    steps: list
-    cols: dict
-    scores: dict
-    n: int
-    truncated: str | None
-    derived: int
-    nodes: int
+    matches can score below 1, its scores (arrays, or lists from :mod:`thinkingdb.engine.smallconj`)."""
+
+    __slots__ = ("query", "steps", "cols", "scores", "n", "truncated", "derived", "nodes")
+
+    def __init__(self, query: Query, steps: list, cols: dict, scores: dict, n: int, truncated: str | None,
+                 derived: int, nodes: int) -> None:
+        self.query, self.steps, self.cols, self.scores, self.n = query, steps, cols, scores, n
+        self.truncated, self.derived, self.nodes = truncated, derived, nodes
 
 
-def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
+def plan_conjunction(view, query: Query, limits: Limits, ones=None) -> list[_Step] | None:
     """The steps of ``query`` over ``view`` (a single-source result), or None when this module does
-    not answer it (see the module docstring)."""
+    not answer it (see the module docstring). ``ones(g, r)``: do all of ``r``'s asserted facts score
+    1 (True: ``r+`` walks breadth first; False: best walks; None: not known, no plan)? Default
+    :func:`thinkingdb.engine.bfs._all_one` (numpy)."""
     if limits.max_nodes is not None or len(query.patterns) < 2:
         return None
     ids, g = view.ids, view.g
@@ -133,8 +148,12 @@ def plan_conjunction(view, query: Query, limits: Limits) -> list[_Step] | None:
         elif lo == hi == 1:
             kind = "hop"
         else:
-            from .bfs import _all_one
-            kind = "walk" if _all_one(g, r) else "best"
+            if ones is None:
+                from .bfs import _all_one as ones
+            one = ones(g, r)
+            if one is None:
+                return None
+            kind = "walk" if one else "best"
         steps.append(_Step(i, kind, r, direction, lo, start, other, s_known, o_known, from_subject))
         bound.update(v.name for v in p.variables())
     return steps

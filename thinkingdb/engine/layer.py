@@ -26,9 +26,13 @@ closure's ``H``, fact by fact.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import PathInv, PathRel, Rule, Var
 from .paths import relations
-from .proofs import Proof
+
+if TYPE_CHECKING:   # built only when a proof is read (the closure asks split() on every run)
+    from .proofs import Proof
 
 __all__ = ["Layers", "split"]
 
@@ -84,6 +88,7 @@ class Layers(dict):
         return None if s is None else self[key[1]][2].weight * s
 
     def proof(self, view, key) -> Proof | None:
+        from .proofs import Proof
         c = view.asserted(key)
         if c is not None:
             return Proof.asserted(view.ids.triple(key), c)

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import bisect
 import time
+from typing import TYPE_CHECKING
 
 from ..model import Limits, PathInv, PathRel, PathRepeat, Var
 from .answers import _proofs_builder
 from .bulk import BulkAnswers, _LabelSource, _tick
 from .paths import _simple
-from .proofs import Proof
 from .results import FactView
+
+if TYPE_CHECKING:   # built only when a proof is read: a question's answers do not load it
+    from .proofs import Proof
 
 __all__ = ["WalkProof", "closed_fact_proof", "small_single_source"]
 
@@ -32,6 +35,7 @@ __all__ = ["WalkProof", "closed_fact_proof", "small_single_source"]
 def closed_fact_proof(view, key):
     """The proof of ``key`` in a result over closed relations (``view._rels``: relation -> its
     :class:`WalkProof` with ``walk``): the asserted fact's, else the best walk's, else None."""
+    from .proofs import Proof
     c = view.asserted(key)
     if c is not None:
         return Proof.asserted(view.ids.triple(key), c)
@@ -62,6 +66,8 @@ class WalkProof:
 
     def proof(self, triple_of, path: list[int]) -> Proof:
         """A balanced tree of the transitive rule over ``path``, leaves its asserted (or declared) edges."""
+        from .proofs import Proof
+
         def build(i: int, j: int) -> Proof:
             if j == i + 1:
                 score, rel, rule_idx = self.edge(path[i], path[j])
@@ -89,6 +95,7 @@ class _Layers:
         self.pred: dict[int, int] = {}
         self.src, self.timed_out, self.over = src, False, False
         frontier, layer = [src], 0
+        room = None if cap is None else cap + 1   # symbols found that make the search over the cap
         while frontier:
             best: dict[int, int] = {}
             for u in frontier:
@@ -101,12 +108,17 @@ class _Layers:
                                 p = best.get(v)
                                 if p is None or ru < (p if rank is None else rank[p]):
                                     best[v] = u
+                if room is not None and len(best) >= room:   # over the cap before the layer ends
+                    self.over = True
+                    return
             layer += 1
             for v, u in best.items():
                 self.dist[v], self.pred[v] = layer, u
-            if cap is not None and len(self.dist) > cap:
-                self.over = True
-                return
+            if room is not None:
+                room = cap + 1 - len(self.dist)
+                if room <= 0:
+                    self.over = True
+                    return
             frontier = sorted(best)
             if frontier and deadline is not None and time.perf_counter() > deadline:
                 self.timed_out = True
