@@ -22,7 +22,8 @@ from typing import Iterable
 from ..model import Atom, Declaration, Limits, Node, Rule, Var
 from ..stratify import StratificationError, strata
 
-__all__ = ["compile_declarations", "default_rules_text", "default_rules", "relevant_rules",
+__all__ = ["compile_declarations", "default_rules_text", "default_rules", "default_rule_set",
+           "precompiled_default_rules", "relevant_rules",
            "transitive_relation", "copy_rule", "strata", "needs_strata", "carries_score", "StratificationError"]
 
 _X, _Y, _Z = Var("x"), Var("y"), Var("z")
@@ -57,8 +58,12 @@ def default_rules_text() -> str:
     >>> "relation depends_on transitive." in default_rules_text()
     True
     """
-    import pkgutil   # the package's loader reads it (a zip too); importlib.resources costs ~7 ms more to import
-    data = pkgutil.get_data("thinkingdb", "data/default_rules.tdb")
+    import os
+    import sys
+    # the package's loader reads it (a zip too), as pkgutil.get_data does without importing pkgutil
+    # (~0.4 ms; importlib.resources ~7 ms)
+    pkg = sys.modules[__package__.partition(".")[0]]
+    data = pkg.__spec__.loader.get_data(os.path.join(os.path.dirname(pkg.__file__), "data", "default_rules.tdb"))
     return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # universal newlines, as text mode
 
 
@@ -68,10 +73,64 @@ def default_rules() -> tuple[Rule, ...]:
     >>> sorted(r.name for r in default_rules())[:3]
     ['capability', 'capability_through_dependency', 'causal_chain']
     """
+    rules, decls = default_rule_set()
+    return rules + compile_declarations(decls)
+
+
+def default_rule_set() -> tuple[tuple[Rule, ...], tuple[Declaration, ...]]:
+    """The default library's rules and declarations, as compiling ``data/default_rules.tdb`` gives
+    them: from its precompiled form (:mod:`thinkingdb.engine.rulelib`) when that was made from the
+    library's current text, else compiled now.
+
+    >>> rules, decls = default_rule_set()
+    >>> rules[0].name, decls
+    ('capability', (Declaration(relation='depends_on', kind='transitive', other=None),))
+    """
+    got = precompiled_default_rules()
+    if got is not None:
+        return got
     from ..language import compile_source  # the language layer sits above the engine
 
-    program = compile_source(default_rules_text(), "default_rules.tdb")
-    return tuple(r for r, _ in program.rules) + compile_declarations(d for d, _ in program.declarations)
+    program = compile_source(default_rules_text(), "<default rules>")
+    return tuple(r for r, _ in program.rules), tuple(d for d, _ in program.declarations)
+
+
+def precompiled_default_rules() -> tuple[tuple[Rule, ...], tuple[Declaration, ...]] | None:
+    """The default library's rules and declarations from :mod:`thinkingdb.engine.rulelib`, or None when
+    that module was written from other text than ``data/default_rules.tdb`` now holds (the library was
+    edited since: compile it; ``python -m thinkingdb.engine.rules`` writes it again). Reading it costs
+    a cold process ~0.2 ms where parsing and compiling the library cost ~1.5 ms (issue 20)."""
+    from . import rulelib
+    if rulelib.SOURCE != default_rules_text():
+        return None
+    return rulelib.RULES, rulelib.DECLARATIONS
+
+
+def write_rulelib(path: str | None = None) -> str:
+    """Write :mod:`thinkingdb.engine.rulelib` (to ``path``, default beside this module) from the
+    library's current text, compiled; returns the module's text."""
+    import os
+    from ..language import compile_source
+
+    text = default_rules_text()
+    program = compile_source(text, "<default rules>")
+    rules = "".join(f"    {r!r},\n" for r, _ in program.rules)
+    decls = "".join(f"    {d!r},\n" for d, _ in program.declarations)
+    body = (f'"""The default rule library (``thinkingdb/data/default_rules.tdb``) compiled, written by\n'
+            f'``python -m thinkingdb.engine.rules`` from ``SOURCE``: do not edit.\n'
+            f':func:`thinkingdb.engine.rules.precompiled_default_rules` uses it only while ``SOURCE`` is the\n'
+            f'library\'s text."""\n\n'
+            f"from ..model import Atom, Declaration, Rule, Var\n\n"
+            f"SOURCE = {text!r}\n\n"
+            f"RULES = (\n{rules})\n\n"
+            f"DECLARATIONS = (\n{decls})\n")
+    with open(path or os.path.join(os.path.dirname(__file__), "rulelib.py"), "w", encoding="utf-8") as fh:
+        fh.write(body)
+    return body
+
+
+if __name__ == "__main__":
+    write_rulelib()
 
 
 def relevant_rules(rules: Iterable[Rule], relations: Iterable[str]) -> tuple[Rule, ...]:
