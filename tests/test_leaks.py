@@ -300,16 +300,17 @@ def test_unit_written_while_a_search_reads_the_store_is_not_leaked(tmp_path, mon
     db = str(tmp_path / "kb.sqlite")
     with KnowledgeBase(db) as kb:
         kb.ingest([str(tmp_path / "pub.tdb")])
-    original = Store.units
+    original = Store.rule_rows
     fired = []
 
-    def units_then_concurrent_write(self):
-        yield from original(self)
+    def rules_then_concurrent_write(self):   # read inside the state's read transaction (units come later, lazily)
+        got = original(self)
         if not fired:
             fired.append(True)
             with KnowledgeBase(db) as other:          # another connection commits meanwhile
                 other.ingest([str(secret)])
-    monkeypatch.setattr(Store, "units", units_then_concurrent_write)
+        return got
+    monkeypatch.setattr(Store, "rule_rows", rules_then_concurrent_write)
     with KnowledgeBase(db) as kb:
         for _ in range(2):                            # during the write, then after it
             for profile in ("kb-fast", "kb-thinkingdb"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import QueryError, StoreError, ThinkingDBError, ValidationError, translate
@@ -39,15 +39,19 @@ def default_rule_program():
 
 @dataclass
 class _Cache:
-    """Everything read from the store at one generation, in one read transaction."""
+    """Everything read from the store at one generation, in one read transaction — the units and who
+    asserted what are read on first use, at the same store state (store/stateread.py)."""
 
     generation: int
     graph: object
     rules: tuple[Rule, ...]                      # public rules, compiled declarations included
     unit_rules: tuple[tuple[Rule, str], ...]     # rules of restricted units, with the unit's id
-    units: list
-    facts: object                                # store.access.FactAccess
+    units: object                                # a list of units, or store.stateread.StoreUnits
+    facts: object                                # store.access.FactAccess or store.stateread.LazyFactAccess
     public: object = None                        # store.access.public_view of a store without units, once made
+    reader: object = field(default=None, init=False)   # store.stateread.StateReader of this state
+    access: object = field(default=None, init=False)   # store.access.AccessTable, once made
+    stamp: object = field(default=None, init=False)    # the store's stamp (graphfile.store_stamp) at this state
 
     @property
     def all_rules(self) -> tuple[Rule, ...]:
@@ -57,6 +61,19 @@ class _Cache:
         """The rules a caller may use: the public ones and those of the units ``visible(id)`` accepts."""
         extra = tuple(r for r, u in self.unit_rules if visible(u) and r not in self.rules)
         return self.rules + extra if extra else self.rules
+
+    def access_table(self):
+        """The access table of this state's units (its access columns only, read on first use)."""
+        if self.access is None:
+            from .store.access import AccessTable
+            if isinstance(self.units, list) or getattr(self.units, "loaded", False):
+                self.access = AccessTable(self.units)
+            else:   # mapped from kb.sqlite.access when it is at this state, else read and written there
+                from .store.stateread import read_access
+                from .store.viewfile import load_access
+                reader = self.reader
+                self.access = load_access(reader.store.path, self.stamp, lambda: reader.read(read_access))
+        return self.access
 
 
 class KnowledgeBase:
@@ -253,19 +270,25 @@ class KnowledgeBase:
 
     # -- reasoning -----------------------------------------------------------------------------------
     def _state(self) -> _Cache:
-        """The store's content at one generation: facts, rules, units and who asserted what are read
-        in one read transaction, so a unit written meanwhile is in all of them or in none."""
+        """The store's content at one generation: the graph and rules are read in one read transaction,
+        with the store's stamp; units and who asserted what are read on first use, each read checked
+        against that stamp (a write meanwhile raises StaleRead: the caller reads the state again), so a
+        unit written meanwhile is in all of them or in none."""
         self._check_open()
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            from .store.access import FactAccess
+            from .store.graphfile import store_stamp
+            from .store.stateread import LazyFactAccess, StateReader, StoreUnits
             with self.store.reading():
                 gen = self.store.current_generation()
+                stamp = store_stamp(self.store)
                 graph = self._open_graph()
                 rules, unit_rules = self._read_rules()
-                units = list(self.store.units())
-                facts = FactAccess(self.store)
-            self._cache = _Cache(gen, graph, rules, unit_rules, units, facts)
+                count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
+            reader = StateReader(self.store, stamp)
+            cache = _Cache(gen, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
+            cache.reader, cache.stamp = reader, stamp
+            self._cache = cache
         return self._cache
 
     def _read_rules(self) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, str], ...]]:
@@ -336,7 +359,17 @@ class KnowledgeBase:
                 state.public = public_view(state, self.store)
             return state.public
         from .retrieval.lanes import lanes_for
-        return lanes_for(self).caller_view(who, day)
+        return self._fresh(lambda: lanes_for(self).caller_view(who, day))
+
+    def _fresh(self, call):
+        """``call()``, read again from a new state when a lazy read found the store written meanwhile."""
+        from .store.stateread import StaleRead
+        for _ in range(4):
+            try:
+                return call()
+            except StaleRead:
+                self._cache = None
+        return call()
 
     def parse_query(self, text: str) -> Query:
         return parse_query(text, self.store.vocabulary())
@@ -443,8 +476,8 @@ class KnowledgeBase:
         from .retrieval.pipeline import search
         if not isinstance(text, str):
             raise ValidationError(f"search takes text (str), got {type(text).__name__}")
-        return search(self, text, profile=profile, caller=caller, as_of=as_of, role=role, decompose=decompose,
-                      alignment=alignment, features=features)
+        return self._fresh(lambda: search(self, text, profile=profile, caller=caller, as_of=as_of, role=role,
+                                          decompose=decompose, alignment=alignment, features=features))
 
     def provenance(self, fact: str | Triple, *, caller=None, as_of=None) -> list[dict]:
         """Every source, line and unit an asserted fact came from, as far as ``caller`` may see."""

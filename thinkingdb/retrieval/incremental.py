@@ -89,14 +89,18 @@ def _units(old_units: list, ch: Changes) -> list:
     return sorted(kept + ch.added, key=lambda u: u.id)   # two sorted runs: a merge
 
 
-def _fact_access(old, conn, ch: Changes, old_unit_facts) -> object:
-    """The old :class:`FactAccess` with the affected units and triples read again."""
+def _fact_access(old, conn, ch: Changes, old_unit_facts, reader=None) -> object:
+    """The old :class:`FactAccess` with the affected units and triples read again (a new lazy one,
+    reading through ``reader``, when the old one was read lazily and never whole)."""
     from .lanes import FactAccess
     units = set(ch.unit_ids)
     units.update(u for t in ch.triples for u in old.fact_units.get(t, ()))
     triples = set(ch.triples)
     for u in units:
         triples.update(t for t, _ in old_unit_facts.get(u, ()))
+    if reader is not None and getattr(old, "lazy", False) and old._full is None:
+        from ..store.stateread import LazyFactAccess
+        return LazyFactAccess(reader), triples, units
     fa = FactAccess.__new__(FactAccess)
     fa.unit_facts, fa.fact_units, fa.public = dict(old.unit_facts), dict(old.fact_units), dict(old.public)
     for t in triples:
@@ -141,12 +145,21 @@ def derive(old_lanes, kb, ch: Changes, views: list[tuple]) -> object:
     gen = kb.store.current_generation()
     graph = kb._open_graph()
     rules, unit_rules = kb._read_rules()
-    units = _units(old_state.units, ch)
-    facts, triples, _ = _fact_access(old_state.facts, kb.store.conn, ch, old_state.facts.unit_facts)
+    from ..store.stateread import StateReader, StoreUnits, read_access
+    reader = StateReader(kb.store, None)          # kb's connection is pinned at the new generation
+    lazy_units = isinstance(old_state.units, StoreUnits) and not old_state.units.loaded
+    if lazy_units:                                # never read whole: read on first use at the new state
+        units = StoreUnits(reader, kb.store.conn.execute("SELECT count(*) FROM units").fetchone()[0])
+    else:
+        units = _units(old_state.units, ch)
+    facts, triples, _ = _fact_access(old_state.facts, kb.store.conn, ch, old_state.facts.unit_facts, reader)
     state = replace(old_state, generation=gen, graph=graph, rules=rules, unit_rules=unit_rules, units=units, facts=facts)
+    state.reader = reader
     kb._cache = state
     changed_units = ch.unit_ids
-    access = old_lanes.access if not changed_units else AccessTable(units)
+    access = old_lanes.access if not changed_units else (
+        AccessTable.from_rows(read_access(kb.store.conn)) if lazy_units else AccessTable(units))
+    state.access = access
     new = Lanes(kb, state, access)
     new._tokenizer = old_lanes._tokenizer
     _CACHE[kb] = new

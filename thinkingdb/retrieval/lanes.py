@@ -110,9 +110,10 @@ class Lanes:
         self.kb = kb
         self.state = state
         self.generation = state.generation
-        self.units = state.units
-        self.by_id = {u.id: u for u in self.units}
-        self.access = access if access is not None else AccessTable(self.units)
+        self.units = state.units      # read whole on first use (the lexical lanes; a question never needs them)
+        self._by_id: dict | None = None
+        self.access = access if access is not None else (state.access_table() if hasattr(state, "access_table")
+                                                         else AccessTable(self.units))
         self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
@@ -127,6 +128,13 @@ class Lanes:
         self._topics_all: dict[str, list[str]] | None = None
         self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
+
+    @property
+    def by_id(self) -> dict:
+        """Unit id -> unit (made on first use)."""
+        if self._by_id is None:
+            self._by_id = {u.id: u for u in self.units}
+        return self._by_id
 
     @property
     def tokenizer(self):
@@ -353,8 +361,8 @@ class Lanes:
 
     def visible_unit(self, view: View):
         """A predicate: is this unit id visible in ``view``?"""
-        row, mask = self.access.row, view.mask
-        return lambda uid: (i := row.get(uid)) is not None and bool(mask[i])
+        access, mask = self.access, view.mask    # (the id -> row table is made on the first call)
+        return lambda uid: (i := access.row.get(uid)) is not None and bool(mask[i])
 
     def graph(self, view: View):
         """The fact graph a caller with this view may reason over (the KB's graph when nothing differs)."""
@@ -366,8 +374,56 @@ class Lanes:
         full = self.state.graph
         if view.everything:
             return full
-        import numpy as np   # a caller who sees everything (above) does not load it
-        fa, visible = self.facts, self.visible_unit(view)
+        base = full.file if full.is_mapped else None
+        if base is not None:     # the view's differences persisted beside the graph file (store/viewfile.py)
+            from ..store import viewfile
+            stamp = self._stamp()
+            got = viewfile.open_view(self.kb.store.path, view.fingerprint, stamp, base)
+            if got is viewfile.SAME:
+                return full
+            if got is not None:
+                return _over(full, base, *got)
+        changes = self._changes(view)
+        if base is not None:
+            from ..store.graphdelta import compose
+            if not changes:
+                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, None, None)
+                return full
+            header, arrays = compose(base, full.overlay, changes)
+            g = _over(full, base, header, arrays)
+            viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, header, arrays, g.overlay.orders)
+            return g
+        if not changes:
+            return full
+        drop = {Triple(s, r, o): c for s, r, o, c in changes}
+        g = FactGraph()
+        g.add_many(f if f.triple not in drop else Fact(f.subject, f.relation, f.object, drop[f.triple])
+                   for f in full.facts() if drop.get(f.triple, f.confidence) is not None)
+        return g
+
+    def _stamp(self):
+        """The store stamp of this generation (read again on a pinned connection when not recorded)."""
+        stamp = getattr(self.state, "stamp", None)
+        if stamp is None:
+            from ..store.graphfile import store_stamp
+            stamp = store_stamp(self.kb.store)
+        return stamp
+
+    def _changes(self, view: View) -> list[tuple]:
+        """The facts ``view`` sees differently from the full graph: ``(s, r, o, confidence or None)``,
+        from the provenance rows when this process holds them all, else one SQL statement."""
+        fa = self.facts
+        if getattr(fa, "lazy", False) and fa._full is None:
+            from ..store.viewfile import hidden_changes
+            import numpy as np
+            ids = self.access.ids
+            hidden = [ids[i] for i in np.flatnonzero(~np.asarray(view.mask)).tolist()]
+            reader = getattr(self.state, "reader", None)
+            if reader is not None:
+                return reader.read(lambda conn: hidden_changes(conn, hidden))
+            return hidden_changes(self.kb.store.conn, hidden)
+        import numpy as np
+        full, visible = self.state.graph, self.visible_unit(view)
         changes: dict[Triple, float | None] = {}
         for i in np.flatnonzero(~view.mask).tolist():
             for t, _ in fa.unit_facts.get(self.access.ids[i], ()):
@@ -376,14 +432,11 @@ class Lanes:
                 c = fa.visible_confidence(t, visible)
                 if c is None or c != full.confidence(t):
                     changes[t] = c
-        if not changes:
-            return full
-        from ..store.graphdelta import restricted
-        g = restricted(full, [(t.subject, t.relation, t.object, c) for t, c in changes.items()])
-        if g is not None:      # the graph file with this caller's differences laid over it
-            return g
-        g = FactGraph()
-        g.add_many(f if f.triple not in changes else Fact(f.subject, f.relation, f.object, changes[f.triple])
-                   for f in full.facts() if changes.get(f.triple, f.confidence) is not None)
-        return g
+        return [(t.subject, t.relation, t.object, c) for t, c in changes.items()]
 
+
+def _over(full, base, header: dict, arrays: dict, orders: dict | None = None):
+    """``full``'s graph file with a view's differences laid over it (a new read-only graph)."""
+    from ..store.overlay import Overlay
+    return type(full).mapped(base.arrays, base.relations, base.n_symbols, base.n_facts, base.path,
+                             overlay=Overlay(base, header, arrays, orders), file=base)

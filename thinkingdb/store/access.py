@@ -178,35 +178,93 @@ class AccessTable:
     """
 
     def __init__(self, units: Iterable) -> None:
+        self._build((u.id, u.acl, u.region, u.effective_from, u.effective_to) for u in units)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple]) -> "AccessTable":
+        """The table of ``(id, acl, region, effective_from, effective_to)`` rows in id order (what
+        :func:`~thinkingdb.store.stateread.read_access` reads: the access columns, not the units' text).
+
+        >>> AccessTable.from_rows([("a", (), "", "", ""), ("b", ("x",), "", "", "")]).view(
+        ...     Caller(), parse_date("2026-01-01")).visible_ids(["a", "b"])
+        ['a']
+        """
+        t = cls.__new__(cls)
+        t._build(rows)
+        return t
+
+    def _build(self, rows: Iterable[tuple]) -> None:
         ids, groups, regions, starts, ends = [], [], [], [], []
         group_of: dict[frozenset[str], int] = {}
         region_of: dict[str, int] = {"": 0}
-        for u in units:
-            ids.append(u.id)
-            acl = frozenset(_norm(t) for t in u.acl if _norm(t))
+        acl_of: dict[tuple, frozenset[str]] = {}
+        for uid, tags, region, start, end in rows:
+            ids.append(uid)
+            acl = acl_of.get(tags)
+            if acl is None:
+                acl = acl_of[tags] = frozenset(_norm(t) for t in tags if _norm(t))
             groups.append(group_of.setdefault(acl, len(group_of)))
-            regions.append(region_of.setdefault(_norm(u.region), len(region_of)))
-            starts.append(_day(u.effective_from, _FAR_PAST))
-            ends.append(_day(u.effective_to, _FAR_FUTURE))
-        self.ids: list[str] = ids
-        self.row: dict[str, int] = {u: i for i, u in enumerate(ids)}
+            regions.append(region_of.setdefault(_norm(region), len(region_of)))
+            starts.append(_day(start, _FAR_PAST))
+            ends.append(_day(end, _FAR_FUTURE))
+        self._ids: list[str] | None = ids
+        self._n = len(ids)
+        self._row: dict[str, int] | None = None
         self._groups = list(group_of)          # acl tag set per group id
         self._region_of = region_of
         self._columns = (groups, regions, starts, ends)   # as numpy arrays on the first view that needs them
 
-    def __len__(self) -> int:
-        return len(self.ids)
+    @classmethod
+    def from_arrays(cls, ids: Callable[[], list[str]], n: int, groups: list, regions: list[str], group: np.ndarray,
+                    region: np.ndarray, start: np.ndarray, end: np.ndarray) -> "AccessTable":
+        """The table from its columns as arrays (:meth:`columns`; read from a file by
+        :func:`~thinkingdb.store.viewfile.load_access`); ``ids()`` gives the unit ids when first needed."""
+        t = cls.__new__(cls)
+        t._ids, t._load_ids, t._n, t._row = None, ids, n, None
+        t._groups = [frozenset(g) for g in groups]
+        t._region_of = {name: i for i, name in enumerate(regions)}
+        t._group, t._region, t._from, t._to = group, region, start, end
+        t._columns = None
+        return t
 
-    def view(self, caller: Caller, on: _dt.date) -> View:
-        """The mask of units ``caller`` may see on ``on``."""
-        if not self.ids:   # no units: nothing to mask (the fingerprint is that of an empty mask)
-            return View((), _EMPTY_FINGERPRINT, 0, True)
-        import numpy as np
+    def columns(self) -> tuple[list, list[str], tuple]:
+        """``(acl tag sets as sorted lists, region names by id, (group, region, from, to) arrays)``."""
+        self._arrays()
+        regions = sorted(self._region_of, key=self._region_of.__getitem__)
+        return [sorted(g) for g in self._groups], regions, (self._group, self._region, self._from, self._to)
+
+    @property
+    def ids(self) -> list[str]:
+        """The unit ids in row (= id) order."""
+        if self._ids is None:
+            self._ids = self._load_ids()
+        return self._ids
+
+    @property
+    def row(self) -> dict[str, int]:
+        """Unit id -> its row (made on first use: a question whose caller's view is persisted never
+        asks which row a unit is)."""
+        if self._row is None:
+            self._row = {u: i for i, u in enumerate(self.ids)}
+        return self._row
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _arrays(self) -> None:
         if isinstance(self._columns, tuple):
+            import numpy as np
             groups, regions, starts, ends = self._columns
             self._group, self._region = np.array(groups, dtype=np.int32), np.array(regions, dtype=np.int32)
             self._from, self._to = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
             self._columns = None
+
+    def view(self, caller: Caller, on: _dt.date) -> View:
+        """The mask of units ``caller`` may see on ``on``."""
+        if not self._n:   # no units: nothing to mask (the fingerprint is that of an empty mask)
+            return View((), _EMPTY_FINGERPRINT, 0, True)
+        import numpy as np
+        self._arrays()
         tags = set(caller.tags)
         ok_group = np.array([not g or bool(g & tags) for g in self._groups] or [False], dtype=bool)
         mask = ok_group[self._group]
@@ -215,7 +273,7 @@ class AccessTable:
         day = int(on.strftime("%Y%m%d"))
         mask &= (self._from <= day) & (day <= self._to)
         count = int(mask.sum())
-        return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == len(self.ids))
+        return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == self._n)
 
 
 class CallerView(Value):

@@ -42,7 +42,7 @@ class Overlay:
     ``new_relations`` (sorted) and ``removed_relations`` (base relation ids).
     """
 
-    def __init__(self, base, header: dict, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(self, base, header: dict, arrays: dict[str, np.ndarray], orders: dict | None = None) -> None:
         self.base = base
         self.nb = base.n_symbols
         self.new_keys = _decode(arrays["new_sym_off"], arrays["new_sym_blob"])
@@ -69,9 +69,10 @@ class Overlay:
         self.rel_sizes = [int(self.ext_sizes[e]) for e in kept]
         self.n_facts = int(sum(self.rel_sizes))
         self._dirs = {}
-        for d, (lead, other) in (("out", (s, o)), ("in", (o, s))):
+        self.orders = {}     # per direction, the entries' order by (relation, lead, other): persisted with a
+        for d, (lead, other) in (("out", (s, o)), ("in", (o, s))):   # view's delta (store/viewfile.py)
             code = r * self.nbx + lead
-            order = np.lexsort((other, code))
+            order = self.orders[d] = np.lexsort((other, code)) if orders is None else orders[d]
             self._dirs[d] = (code[order], other[order], conf[order], inbase[order])
 
     # -- ids ---------------------------------------------------------------------------------------

@@ -1,0 +1,208 @@
+"""A caller view's fact graph, persisted: the facts it may not see, as a delta file beside the graph file.
+
+A caller who may not see some units reasons over the graph file with the facts only those units assert
+taken out, and the facts hidden units raised lowered to their best visible confidence
+(:func:`~thinkingdb.store.graphdelta.restricted`). Computing those differences walks every hidden
+unit's facts — on the store of ``benchmarks/serve.py`` (100,000 units, 1,000,000 facts) an anonymous
+caller hides ~24,000 units and ~190,000 facts, ~10 s in every fresh process. So the differences, laid
+out as a graph delta (the arrays of :func:`~thinkingdb.store.graphdelta.compose`), are written once per
+store state and view to ``kb.sqlite.graph.viewN`` (``N`` = the view's fingerprint mod
+:data:`VIEW_FILES`) and mapped by the next process in milliseconds.
+
+A view file names what it was computed from: the view's fingerprint (the set of visible units), the
+store's stamp (generation, write token, largest fact id — any committed write changes the token), and
+the base graph file it lies over (its stamp and data checksum). :func:`open_view` refuses a file
+unless all three match the question's state, and a torn, truncated or foreign file fails the
+container's checks (:func:`~thinkingdb.store.graphfile.map_container`); a refused file is computed
+again and rewritten (temporary file, rename), never trusted. Writing is best effort: a read-only
+folder still answers, from the differences computed in memory.
+
+The differences come from SQL (:func:`hidden_changes`, one statement over the hidden units' provenance)
+or, in a process that already holds every provenance row (a server), from those rows; both follow the
+rule of :mod:`thinkingdb.store.access`: a fact is visible iff some provenance record of it is — a
+visible unit's, or one outside any unit — at the best confidence among those.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .graphfile import Stamp, graph_path, map_container, write_container
+
+if TYPE_CHECKING:
+    from .graphfile import GraphArrays
+
+__all__ = ["VIEW_FILES", "VIEW_MAGIC", "ACCESS_MAGIC", "view_path", "access_path", "open_view", "save_view",
+           "hidden_changes", "load_access", "SAME"]
+
+VIEW_FILES = 8             # persisted views per store (a view's file: fingerprint mod VIEW_FILES)
+VIEW_MAGIC = b"TDBVIEW\x00"
+ACCESS_MAGIC = b"TDBACCES"
+VIEW_FORMAT = 1
+SAME = "same"              # open_view's answer for a view that hides no fact of the graph
+
+
+def view_path(store_path: str, fingerprint: str) -> str:
+    """The file of a view's differences.
+
+    >>> view_path("kb.sqlite", "00000000000000000000000b")
+    'kb.sqlite.graph.view3'
+    """
+    return f"{graph_path(store_path)}.view{int(fingerprint, 16) % VIEW_FILES}"
+
+
+def _key(fingerprint: str, stamp: Stamp, base: GraphArrays) -> dict:
+    return {"view_format": VIEW_FORMAT, "fingerprint": fingerprint,
+            "stamp": [stamp.generation, stamp.token, stamp.max_fact],
+            "base": [base.stamp.generation, base.stamp.token, base.stamp.max_fact],
+            "base_crc": base.header.get("data_crc")}
+
+
+def open_view(store_path: str, fingerprint: str, stamp: Stamp, base: GraphArrays):
+    """``(header, arrays, orders)`` of the differences of the view ``fingerprint`` over ``base`` at
+    store state ``stamp`` (``orders``: the entries' order per direction, checked); :data:`SAME` when that view hides nothing of the graph; None when no current
+    file holds them (missing, another view's, stale, torn or corrupt)."""
+    got = map_container(view_path(store_path, fingerprint), VIEW_MAGIC)
+    if got is None:
+        return None
+    header, arrays, _ = got
+    want = json.loads(json.dumps(_key(fingerprint, stamp, base)))
+    if any(header.get(k) != v for k, v in want.items()):
+        return None
+    if not _data_ok(header, arrays):
+        return None
+    if header.get("same") is True:
+        return SAME
+    try:
+        import numpy as np
+        out = {k: arrays[k] for k in _NAMES}
+        n = len(out["e_s"])
+        if any(len(out[k]) != n for k in ("e_r", "e_o", "e_conf", "e_inbase", "out_order", "in_order")) or \
+                len(out["new_sym_ins"]) + 1 != len(out["new_sym_off"]):
+            return None
+        # the entries' orders by direction are checked, not trusted (a few vector passes, no sort)
+        nbx = base.n_symbols + len(out["new_sym_ins"])
+        r = np.asarray(out["e_r"], dtype=np.int64)
+        orders = {}
+        for d, lead, other in (("out", "e_s", "e_o"), ("in", "e_o", "e_s")):
+            order = np.asarray(out[f"{d}_order"], dtype=np.int64)
+            if n and (order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() != 1):
+                return None
+            code = (r * nbx + out[lead])[order]
+            oth = np.asarray(out[other])[order]
+            if n > 1 and not np.all((code[1:] > code[:-1]) | ((code[1:] == code[:-1]) & (oth[1:] > oth[:-1]))):
+                return None
+            orders[d] = order
+        return {"new_relations": list(header["new_relations"]),
+                "removed_relations": list(header["removed_relations"])}, out, orders
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _data_ok(header: dict, arrays) -> bool:
+    """The data checksum holds (a view file decides which facts a caller sees: every byte is checked,
+    ~1 ms per MB, where the graph file's open checks only its structure)."""
+    import zlib
+
+    import numpy as np
+    crc = 0
+    try:
+        for name in sorted(header["arrays"]):
+            crc = zlib.crc32(arrays[name].view(np.uint8), crc)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return crc == header.get("data_crc")
+
+
+_NAMES = ("new_sym_off", "new_sym_blob", "new_sym_ins", "removed_syms", "e_s", "e_r", "e_o", "e_conf", "e_inbase",
+          "out_order", "in_order")
+
+
+def save_view(store_path: str, fingerprint: str, stamp: Stamp, base: GraphArrays, header: dict | None,
+              arrays: dict | None, orders: dict | None = None) -> bool:
+    """Write the differences of a view (``header`` None: it hides nothing) with the entries' order per
+    direction (``Overlay.orders``); False when the file cannot be written (the caller keeps them in memory)."""
+    head = {"format": 1, **_key(fingerprint, stamp, base)}
+    if header is None:
+        import numpy as np
+        head["same"], arrays = True, {"none": np.zeros(0, dtype=np.uint8)}
+    else:
+        arrays = {**arrays, "out_order": orders["out"], "in_order": orders["in"]}
+        head.update(same=False, new_relations=list(header["new_relations"]),
+                    removed_relations=[int(e) for e in header["removed_relations"]])
+    try:
+        write_container(view_path(store_path, fingerprint), VIEW_MAGIC, head, dict(arrays))
+    except OSError:
+        return False
+    return True
+
+
+def hidden_changes(conn, hidden_ids: list[str]) -> list[tuple]:
+    """The facts a view hiding the units ``hidden_ids`` sees differently from the full graph, as
+    ``(subject, relation, object, confidence or None)``: every fact some hidden unit asserts whose
+    best *visible* assertion — outside any unit, or by a unit that is neither hidden nor unknown — is
+    missing (None: the fact is hidden) or lower than the fact's confidence. One SQL statement.
+    """
+    if not hidden_ids:
+        return []
+    rows = conn.execute(
+        "WITH hidden(id) AS MATERIALIZED (SELECT value FROM json_each(?1)), "
+        "touched(fact) AS (SELECT DISTINCT p.fact FROM provenance p WHERE p.unit_id IN (SELECT id FROM hidden)) "
+        "SELECT f.subject, f.relation, f.object, f.confidence, "
+        "(SELECT max(q.confidence) FROM provenance q WHERE q.fact = f.id AND (q.unit_id IS NULL OR "
+        "(q.unit_id NOT IN (SELECT id FROM hidden) AND q.unit_id IN (SELECT id FROM units)))) "
+        "FROM touched JOIN facts f ON f.id = touched.fact",
+        (json.dumps(hidden_ids),)).fetchall()
+    return [(s, r, o, best) for s, r, o, c, best in rows if best is None or best != c]
+
+
+# -- the access table ------------------------------------------------------------------------------
+def access_path(store_path: str) -> str:
+    """The file of a store's access table (the access columns of every unit, by store state).
+
+    >>> access_path("kb.sqlite")
+    'kb.sqlite.access'
+    """
+    return f"{store_path}.access"
+
+
+def load_access(store_path: str, stamp: Stamp, read_rows):
+    """The :class:`~thinkingdb.store.access.AccessTable` of the store at ``stamp``: mapped from
+    ``kb.sqlite.access`` when that file was written at ``stamp``, else made from ``read_rows()`` (rows
+    of :func:`~thinkingdb.store.stateread.read_access`) and the file written again (best effort)."""
+    from .access import AccessTable
+    got = map_container(access_path(store_path), ACCESS_MAGIC)
+    want = [stamp.generation, stamp.token, stamp.max_fact]
+    if got is not None:
+        header, arrays, _ = got
+        try:
+            if header.get("stamp") == want and header.get("access_format") == 1 and _data_ok(header, arrays):
+                n = int(header["units"])
+                cols = [arrays[k] for k in ("group", "region", "from", "to")]
+                off, blob = arrays["id_off"], arrays["id_blob"]
+                if all(len(c) == n for c in cols) and len(off) == n + 1 and int(off[-1]) == len(blob) and \
+                        len(header["groups"]) > int(cols[0].max(initial=-1)) and \
+                        len(header["regions"]) > int(cols[1].max(initial=-1)) and header["regions"][:1] == [""]:
+                    def ids(off=off, blob=blob, n=n) -> list[str]:
+                        o, text = off.tolist(), blob.tobytes()
+                        return [text[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
+                    return AccessTable.from_arrays(ids, n, header["groups"], header["regions"], *cols)
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError):
+            pass
+    table = AccessTable.from_rows(read_rows())
+    if len(table):
+        import numpy as np
+        groups, regions, cols = table.columns()
+        enc = [u.encode("utf-8") for u in table.ids]
+        off = np.zeros(len(enc) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in enc], out=off[1:])
+        arrays = {"id_off": off, "id_blob": np.frombuffer(b"".join(enc), dtype=np.uint8),
+                  **dict(zip(("group", "region", "from", "to"), cols))}
+        try:
+            write_container(access_path(store_path), ACCESS_MAGIC,
+                            {"format": 1, "access_format": 1, "stamp": want, "units": len(table), "groups": groups,
+                             "regions": regions}, arrays)
+        except OSError:
+            pass
+    return table
