@@ -84,6 +84,21 @@ def test_the_pure_python_search_runs_where_it_should():
     assert not isinstance(run(256, closure, half, RULES["sub"], goals=[q], limits=Limits()), smallsource.SmallSourceResult)
 
 
+def test_a_mapped_relation_of_ones_beside_confidences_runs_without_numpy(tmp_path):
+    # the graph file stores confidences (t has 0.5); r's own run of them is all 1: the pure-Python
+    # search; once r has a 0.5 it is not
+    q = Query((QueryPattern("a", PathRel("r"), Var("x")),))
+    (tmp_path / "ones").mkdir()
+    (tmp_path / "half").mkdir()
+    ones = mapped([Fact("a", "r", "b"), Fact("b", "r", "c"), Fact("c", "t", "d", 0.5)], tmp_path / "ones")
+    assert ones._out[ones.relation_id("r")]._conf is not None    # (the file does store confidences)
+    res = run(256, closure, ones, RULES["plain"], goals=[q], limits=Limits())
+    assert isinstance(res, smallsource.SmallSourceResult) and sorted(str(t) for t in res.derived) == ["a r c"]
+    half = mapped([Fact("a", "r", "b"), Fact("b", "r", "c", 0.5), Fact("c", "t", "d")], tmp_path / "half")
+    assert not isinstance(run(256, closure, half, RULES["plain"], goals=[q], limits=Limits()), smallsource.SmallSourceResult)
+    assert smallsource._ones(half, half.relation_id("t")) is True and smallsource._ones(half, half.relation_id("r")) is False
+
+
 def test_the_cli_prints_small_answers_as_the_numpy_path_does(tmp_path, capsys):
     """``R+`` answered as lists (SmallAnswers: scores a list, not an array) through the CLI's column
     printing, text and TSV, equal to the numpy path's output."""

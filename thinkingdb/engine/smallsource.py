@@ -17,6 +17,7 @@ graph does not hold.
 from __future__ import annotations
 
 import bisect
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -147,9 +148,21 @@ def _ones(g, r: int) -> bool | None:
     if r >= len(g._out):
         return True
     ix = g._out[r]
-    if hasattr(ix, "all_ones"):      # a mapped relation: only when its file stores no confidences
-        return True if getattr(ix, "_conf", 0) is None else None
+    if hasattr(ix, "all_ones"):      # a mapped relation
+        conf, ptr = getattr(ix, "_conf", _UNSET), getattr(ix, "_ptr", None)
+        if conf is None:             # the file stores no confidences
+            return True
+        if conf is _UNSET or ptr is None or getattr(conf, "itemsize", 0) != 8:
+            return None              # (a graph file read with its delta: not known here)
+        if not len(ptr):
+            return True
+        lo, hi = int(ptr[0]), int(ptr[-1])   # this relation's run of the file's confidences, compared at C speed
+        return bytes(conf[lo:hi]) == _ONE * (hi - lo)
     return all(c == 1.0 for row in ix.values() for c in row.values())
+
+
+_UNSET = object()
+_ONE = 0x3FF0000000000000.to_bytes(8, sys.byteorder)   # 1.0 as a float64 in this machine's byte order
 
 
 class _Small(WalkProof):
