@@ -16,6 +16,13 @@ Per head key the best derivation is kept as the semi-naive engine keeps it: the 
 ``(w * c_p) * c_q`` (premise order), then the canonical order (rule name, then premise keys' ranks;
 for one rule and one head the premise keys differ only in ``?y``, so ``?y``'s rank decides).
 
+The common case runs grouped (:func:`_fill_grouped`): over whole relations, one rule per head
+relation, each walking a premise whose subject is a head variable (composition ``?x r ?y, ?y s ?z``
+is one), a walked subject's candidates are all those of its heads, so its best ``?y`` per head is
+found in one small dict — with one ``dict.fromkeys`` per ``?y`` when each premise relation holds a
+single confidence (then every candidate scores the same) — and scores and proofs are rebuilt from the
+graph when read. Anything else (a scope, two rules on one head relation) runs the general loop.
+
 >>> from thinkingdb.model import Atom, Rule, Var
 >>> x, y, z = Var("x"), Var("y"), Var("z")
 >>> [s.p_drives for s in one_round_plan((Rule("c", (Atom(x, "r", y), Atom(y, "r", z)), Atom(z, "h", x)),),
@@ -27,15 +34,18 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager
+from itertools import chain
 
 from ..model import Limits, Rule, Var
 from .joins import FactStore
 from .results import ClosureResult
 
 # The join runs in pure Python (run_small) up to this much work: facts walked plus candidate 2-paths
-# (join_work). Measured on the closure benchmark's layered DAGs (docs/closure.md, "Small inputs"):
-# ~0.65 us a unit, so ~20 ms at the cap, where numpy's import alone takes ~60 ms in a fresh process.
+# (join_work). Measured on the closure benchmark's layered DAGs (docs/closure.md, "Small inputs"): the
+# general loop ~0.65 us a unit (~20 ms at the cap), the grouped one ~0.2 us, where numpy's import alone
+# takes ~60 ms in a fresh process.
 SMALL_JOIN = 30_000
 
 
@@ -43,13 +53,15 @@ class _Shape:
     """Where a rule's terms sit: premise relations, which end of each premise is the join variable,
     whether premise 0 drives (provides the head subject)."""
 
-    __slots__ = ("head", "idx", "name", "p_drives", "p_key_subj", "q_key_subj", "rel_p", "rel_q", "weight")
+    __slots__ = ("candidates", "head", "idx", "name", "p_drives", "p_key_subj", "q_key_subj", "rel_p", "rel_q",
+                 "weight")
 
     def __init__(self, idx, rule, p_key_subj, q_key_subj, p_drives):
         self.idx, self.name, self.weight = idx, rule.name, rule.weight
         self.rel_p, self.rel_q = rule.premises[0].relation, rule.premises[1].relation
         self.p_key_subj, self.q_key_subj, self.p_drives = p_key_subj, q_key_subj, p_drives
         self.head = rule.head.relation
+        self.candidates = None   # over whole relations: counted by join_work, reused as run_small's firings
 
 
 def _shape(idx: int, rule: Rule) -> _Shape | None:
@@ -107,11 +119,19 @@ def join_work(g, shapes: list[_Shape], scope, cap: int) -> int | None:
     """The pure-Python join's work: the facts it walks (every fact of each rule's walked premise
     relation, in scope or not) plus the candidate 2-paths in ``scope``; None past ``cap`` (the count
     stops there, so it costs at most about ``cap`` steps itself; nothing when the walked relations
-    alone hold more than ``cap`` facts)."""
+    alone hold more than ``cap`` facts). Over whole relations (no ``scope``) the count runs in C
+    over the walked facts, and each rule's candidates are kept on its shape for :func:`run_small`."""
     walked = [g.relation_id(sh.rel_q if sh.p_key_subj and not sh.q_key_subj else sh.rel_p) for sh in shapes]
     if sum(g.relation_size(r) for r in walked if r is not None) > cap:
         return None
     total = 0
+    if scope is None:
+        for sh in shapes:
+            (rows, w_subj), keyed, _ = _sides(g, sh)
+            if rows is not None:
+                sh.candidates = _candidates(rows, w_subj, keyed)
+                total += sum(map(len, rows.values())) + sh.candidates
+        return total if total <= cap else None
     for sh in shapes:
         (rows, w_subj), keyed, _ = _sides(g, sh)
         if rows is None:
@@ -129,6 +149,14 @@ def join_work(g, shapes: list[_Shape], scope, cap: int) -> int | None:
             if total > cap:
                 return None
     return total if total <= cap else None
+
+
+def _candidates(rows: dict, w_subj: bool, keyed: dict) -> int:
+    """The candidate 2-paths of one rule over whole relations: per walked fact, the keyed facts on its
+    ``?y`` (its subject when ``w_subj``, else its object)."""
+    if w_subj:
+        return sum(len(row) * len(keyed[s]) for s, row in rows.items() if s in keyed)
+    return sum(map(len, filter(None, map(keyed.get, chain.from_iterable(rows.values())))))
 
 
 def run_small(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, deadline):
@@ -166,6 +194,9 @@ def _fill(g, ids, shapes, scope, deadline, store) -> tuple[int, str | None]:
     """Every head relation's best derivations into ``store`` (nothing on timeout):
     ``(firings, truncated)``."""
     sym_rank, _ = g.ranks()
+    if scope is None and len({sh.head for sh in shapes}) == len(shapes) and not any(
+            sh.p_key_subj and sh.q_key_subj for sh in shapes):
+        return _fill_grouped(g, ids, shapes, sym_rank, deadline, store)
     ranks = {name: i for i, name in enumerate(sorted(sh.name for sh in shapes))}
     n = max(sh.idx for sh in shapes) + 1
     name_rank, y_at = [0] * n, [0] * n   # per rule index: its name's rank, where ?y sits in premise 0's key
@@ -268,3 +299,165 @@ def _join(g, ids, sh: _Shape, scope, rec: dict, name_rank, y_at, sym_rank, deadl
                 kkey = (y, rk, t) if k_subj else (t, rk, y)
                 rec[head] = (score, 1, idx, (kkey, wkey) if swapped else (wkey, kkey))
     return count
+
+
+# -- the grouped join: whole relations, one rule per head relation, the walked premise's subject in the head
+def _fill_grouped(g, ids, shapes, sym_rank, deadline, store) -> tuple[int, str | None]:
+    """:func:`_fill` when the run is over whole relations (no scope), no two rules share a head
+    relation and each rule's walked premise has a head variable as its subject: every candidate of a
+    head then comes from one walked subject, so each subject's best derivations are found in a dict of
+    its own, keyed by the other head end and holding the winning ``?y`` only. Those dicts are the
+    result (``relation -> head subject -> {head object: ?y}``); scores and premise keys are recomputed
+    from the graph when read (:class:`_Best`), with the same float operations."""
+    tables, infos, firings = {}, {}, 0
+    for sh in shapes:
+        h = ids.rel(sh.head)
+        info = infos[h] = _info(g, ids, sh)
+        try:
+            tables[h] = _grouped(info, g._out[h] if h < len(g._out) else {}, sym_rank, deadline)
+        except _Deadline:
+            return firings, "time"
+        rows, keyed = info[2], info[3]
+        firings += _candidates(rows, False, keyed) if sh.candidates is None else sh.candidates
+    store.rec = _Best(tables, infos)
+    store.d_out = tables
+    store.d_in = _ByObject(tables)
+    return firings, None
+
+
+def _info(g, ids, sh: _Shape) -> tuple:
+    """What rebuilds a derivation from its head key and ``?y``: ``(rule index, weight, walked rows,
+    keyed index, swapped, head subject from the walked premise, walked relation id, keyed relation
+    id, ?y is the keyed premise's subject)``."""
+    (rows, _), keyed, swapped = _sides(g, sh)
+    rw, rk = (ids.rel(sh.rel_q), ids.rel(sh.rel_p)) if swapped else (ids.rel(sh.rel_p), ids.rel(sh.rel_q))
+    return (sh.idx, sh.weight, rows or {}, keyed, swapped, sh.p_drives != swapped, rw, rk,
+            sh.p_key_subj if swapped else sh.q_key_subj)
+
+
+def _uniform(rows: dict, keyed: dict) -> bool:
+    """Whether each of the two indexes (``subject -> {object: confidence}``) holds one confidence."""
+    return all(len(set(chain.from_iterable(map(dict.values, ix.values())))) <= 1
+               for ix in ((rows,) if keyed is rows else (rows, keyed)))
+
+
+def _grouped(info, h_asserted: dict, sym_rank, deadline) -> dict:
+    """One rule's best derivations, ``head subject -> {head object: ?y}``, asserted head facts
+    (``h_asserted``, by subject) left out. Per walked subject ``s`` the candidates are its facts' ``?y``
+    times ``?y``'s keyed facts; the best per other end has the highest score ``(w * c_p) * c_q``, then
+    the lowest ``?y`` rank. When each premise relation holds one confidence, every candidate scores
+    the same and the rank alone decides: a dict filled from each ``?y``'s facts in descending rank keeps
+    the lowest (one ``dict.fromkeys`` per ``?y``, no work per candidate)."""
+    _, w, rows, keyed, swapped, w_is_x, _, _, _ = info
+    rank, get, fromkeys = sym_rank.__getitem__, keyed.get, dict.fromkeys
+    uniform = _uniform(rows, keyed)
+    table: dict = {}
+    n = 0
+    for s, row in rows.items():
+        if deadline is not None and not n & 255 and time.perf_counter() > deadline:   # every 256 subjects
+            raise _Deadline
+        n += 1
+        if len(row) == 1:
+            for y in row:
+                other = get(y)
+            if not other:
+                continue
+            best = fromkeys(other, y)
+        elif uniform:
+            if len(row) == 2:   # (the common case, without a sort)
+                a, b = row
+                if rank(a) > rank(b):
+                    a, b = b, a
+                other = get(b)
+                best = fromkeys(other, b) if other else {}
+                other = get(a)
+                if other:
+                    best.update(fromkeys(other, a))
+            else:
+                best = {}
+                for y in sorted(row, key=rank, reverse=True):
+                    other = get(y)
+                    if other:
+                        best.update(fromkeys(other, y))
+        else:
+            best, top = {}, {}
+            for y in sorted(row, key=rank):   # ascending rank: a tie keeps the first
+                other = get(y)
+                if not other:
+                    continue
+                cw = row[y]
+                wc = w * cw
+                for t, ck in other.items():
+                    score = (w * ck) * cw if swapped else wc * ck
+                    cur = top.get(t)
+                    if cur is None or score > cur:
+                        top[t] = score
+                        best[t] = y
+        if not best:
+            continue
+        if w_is_x:
+            a = h_asserted.get(s)
+            if a:
+                for z in a:
+                    best.pop(z, None)
+                if not best:
+                    continue
+            table[s] = best
+        else:
+            for t, y in best.items():
+                a = h_asserted.get(t)
+                if a is not None and s in a:
+                    continue
+                col = table.get(t)
+                if col is None:
+                    col = table[t] = {}
+                col[s] = y
+    return table
+
+
+class _Best(Mapping):
+    """The grouped join's derived facts as the reference engine's ``rec`` reads them: head key ->
+    ``(score, 1, rule index, premise keys)``, built when read from ``relation -> head subject -> {head
+    object: ?y}`` and each rule's :func:`_info`."""
+
+    __slots__ = ("_infos", "_n", "_tables")
+
+    def __init__(self, tables: dict, infos: dict) -> None:
+        self._tables, self._infos, self._n = tables, infos, None
+
+    def __len__(self) -> int:
+        if self._n is None:
+            self._n = sum(sum(map(len, t.values())) for t in self._tables.values())
+        return self._n
+
+    def __iter__(self):
+        for h, table in self._tables.items():
+            for x, row in table.items():
+                for z in row:
+                    yield x, h, z
+
+    def __contains__(self, key) -> bool:
+        table = self._tables.get(key[1])
+        row = None if table is None else table.get(key[0])
+        return row is not None and key[2] in row
+
+    def get(self, key, default=None):
+        x, h, z = key
+        table = self._tables.get(h)
+        row = None if table is None else table.get(x)
+        y = None if row is None else row.get(z)
+        if y is None:
+            return default
+        idx, w, rows, keyed, swapped, w_is_x, rw, rk, k_subj = self._infos[h]
+        s, t = (x, z) if w_is_x else (z, x)
+        cw, ck = rows[s][y], keyed[y][t]
+        wkey, kkey = (s, rw, y), ((y, rk, t) if k_subj else (t, rk, y))
+        if swapped:
+            return (w * ck) * cw, 1, idx, (kkey, wkey)
+        return (w * cw) * ck, 1, idx, (wkey, kkey)
+
+    def __getitem__(self, key):
+        v = self.get(key)
+        if v is None:
+            raise KeyError(key)
+        return v
