@@ -1,7 +1,7 @@
 """Closure benchmarks, side by side in one run (issues 3 and 14).
 
     python benchmarks/closure.py --data ../shared/data [--runs 5] [--sizes 10000 100000 1000000]
-                                 [--skip-clingo] [--skip-nemo] [--queries 200] [--only go generated rules]
+                                 [--skip-clingo] [--skip-nemo] [--queries 200] [--only go generated rules fresh]
                                  [--kinds random scale-free] [--baseline /tmp/old-checkout]
 
 1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
@@ -13,6 +13,9 @@
 3. Depth-3 single-source queries ``s r{1,3} ?x`` on the 1M-edge graph: thinkingdb vs clingo
    (multi-shot grounding) vs pyoxigraph (SPARQL property path ``r|r/r|r/r/r``).
 4. UMLS: the two isa-inheritance rules; recall and precision on the test triples.
+5. Fresh processes (``fresh``): the composition rule on the smallest generated size, one run per
+   process, ThinkingDB as shipped (a small join runs in pure Python), ``thinkingdb+numpy`` (the same
+   join forced onto numpy, ``oneround.SMALL_JOIN = -1``) and clingo: what a one-off run costs.
 
 Every engine runs in its own subprocess (``--worker``); GO, the transitive closures and the rule
 sets run each engine once per pass for ``--runs`` passes (interleaved) and report the median, the
@@ -20,7 +23,8 @@ others repeat the timed part ``--runs`` times in one process. Nemo's time is ``r
 facts imported from CSV inside it; clingo's is grounding and solving from the program text; peak memory is that subprocess's ``ru_maxrss`` (resident set high
 water mark: interpreter + data + result), so engines never share or inherit each other's memory.
 Load time (reading TSV into the engine, and importing the engine modules, as the peers' imports are
-outside their timing too) is reported separately from the timed closure. ``--baseline DIR`` runs a
+outside their timing too) is reported separately from the timed closure; ``wall`` is the worker process
+from interpreter start to exit (imports, data, load and every timed run). ``--baseline DIR`` runs a
 second ThinkingDB, the checkout in DIR (e.g. ``git worktree add /tmp/old COMMIT``), as
 ``thinkingdb@base`` in the same passes (GO, the generated graphs and the rule sets): before/after
 figures from one run.
@@ -65,6 +69,7 @@ def timed(fn, runs: int) -> tuple[float, object]:
 
 
 BASE = "thinkingdb@base"   # --baseline: ThinkingDB run from another checkout, beside this one
+NUMPY = "thinkingdb+numpy"   # the one-round join forced onto numpy, whatever the input's size
 
 
 def warm_imports(g, rules) -> None:
@@ -90,6 +95,10 @@ def worker(args) -> dict:
         out = worker_for({**spec, "engine": "thinkingdb"})
         out["engine"] = BASE
         return out
+    if spec["engine"] == NUMPY:
+        out = worker_for({**spec, "engine": "thinkingdb", "force_numpy": True})
+        out["engine"] = NUMPY
+        return out
     return worker_for(spec)
 
 
@@ -112,6 +121,9 @@ def worker_for(spec: dict) -> dict:
         from thinkingdb.engine.graph import FactGraph
         from thinkingdb.model import Atom, Declaration, Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
         from thinkingdb.engine.rules import compile_declarations
+        if spec.get("force_numpy"):
+            from thinkingdb.engine import oneround
+            oneround.SMALL_JOIN = -1
         g = FactGraph(Fact(a, r, b) for a, r, b in rows)
         if task == "go":
             rules = compile_declarations([Declaration("ancestor", "transitive")] +
@@ -358,10 +370,12 @@ def umls(spec, out):
 def spawn(spec: dict) -> dict:
     if spec["engine"] == BASE:
         spec = {**spec, "tree": BASELINE[0]}
+    t = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True)
+    wall = time.perf_counter() - t
     if proc.returncode:
         return {"engine": spec["engine"], "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**json.loads(proc.stdout.strip().splitlines()[-1]), "wall_s": wall}
 
 
 BASELINE: list[str] = []   # the --baseline checkout, when given
@@ -369,7 +383,7 @@ BASELINE: list[str] = []   # the --baseline checkout, when given
 
 def spawn_interleaved(spec: dict, engines: list[str], runs: int) -> list[dict]:
     """Each engine once per pass, ``runs`` passes (so load on the shared machine hits all alike);
-    per engine the median time, the highest peak memory, and the facts of the last run."""
+    per engine the median times, the highest peak memory, and the facts of the last run."""
     got: dict[str, list[dict]] = {e: [] for e in engines}
     for _ in range(runs):
         for e in engines:
@@ -383,6 +397,7 @@ def spawn_interleaved(spec: dict, engines: list[str], runs: int) -> list[dict]:
         row = dict(ok[-1])
         row["median_s"] = statistics.median(r["median_s"] for r in ok)
         row["load_s"] = statistics.median(r.get("load_s", 0) for r in ok)
+        row["wall_s"] = statistics.median(r["wall_s"] for r in ok)
         row["peak_mb"] = max(r["peak_mb"] for r in ok)
         rows.append(row)
     return rows
@@ -401,12 +416,13 @@ def show(title: str, rows: list[dict], base: str = "thinkingdb") -> None:
         if "error" in r:
             print(f"  {r['engine']:<12} ERROR {r['error']}")
             continue
-        extra = {k: v for k, v in r.items() if k not in ("engine", "median_s", "peak_mb", "load_s")}
+        extra = {k: v for k, v in r.items() if k not in ("engine", "median_s", "peak_mb", "load_s", "wall_s")}
         ratio = ""
         if ref and "median_s" in r and r is not ref:
             ratio = f"  ({r['median_s'] / ref['median_s']:.2f}x thinkingdb's time, {r['peak_mb'] / ref['peak_mb']:.2f}x its memory)"
         med = f"median {r['median_s']:.3f}s" if "median_s" in r else ""
-        print(f"  {r['engine']:<12} {med} load {r.get('load_s', 0):.2f}s peak {r.get('peak_mb', 0):.0f} MB {extra}{ratio}")
+        print(f"  {r['engine']:<12} {med} load {r.get('load_s', 0):.2f}s wall {r.get('wall_s', 0):.3f}s "
+              f"peak {r.get('peak_mb', 0):.0f} MB {extra}{ratio}")
 
 
 def main() -> None:
@@ -419,7 +435,7 @@ def main() -> None:
                     help="generated graph kinds (to split a long run)")
     ap.add_argument("--skip-clingo", action="store_true")
     ap.add_argument("--skip-nemo", action="store_true")
-    ap.add_argument("--only", nargs="*", default=["go", "generated", "rules", "query", "umls"])
+    ap.add_argument("--only", nargs="*", default=["go", "generated", "rules", "fresh", "query", "umls"])
     ap.add_argument("--baseline", type=Path, help=f"another checkout of ThinkingDB, run beside this one as {BASE}")
     ap.add_argument("--worker")
     args = ap.parse_args()
@@ -458,6 +474,12 @@ def main() -> None:
         for name, size, title in RULE_WORKLOADS:
             rows = spawn_interleaved({"task": "rules", "workload": name, "size": size}, tdb + others, args.runs)
             show(title, rows)
+    if "fresh" in args.only:
+        size = min(args.sizes)
+        for kind in args.kinds:
+            rows = spawn_interleaved({"task": "compose", "kind": kind, "size": size},
+                                     ["thinkingdb", NUMPY] + tdb[1:] + [o for o in others if o != "nemo"], args.runs)
+            show(f"fresh processes, one run each: {kind} {size:,} edges, composition rule", rows)
     if "query" in args.only:
         size = max(args.sizes)
         for kind, direction in (("random", "up"), ("scale-free", "up"), ("random", "down"), ("scale-free", "down")):
