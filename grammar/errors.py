@@ -8,14 +8,14 @@ The ``thinkingdb`` package translates these into ``thinkingdb.errors.ParseError`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
+
+from .values import Value
 
 SNIPPET_WIDTH = 72
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Value):
     """One problem: where (source, 1-based line and column), why (a reason in words) and the snippet.
 
     ``thinkingdb.errors`` re-exports this class; its errors carry these records.
@@ -27,13 +27,25 @@ class Diagnostic:
               ^
     """
 
+    __slots__ = ("source", "line", "column", "reason", "snippet", "caret", "code")
     source: str
     line: int
     column: int
     reason: str
-    snippet: str = ""
-    caret: int = 0
-    code: str = ""   # the kind of problem, for programs: "syntax", "unsafe_negation", "cyclic_negation", ...
+    snippet: str
+    caret: int
+    code: str   # the kind of problem, for programs: "syntax", "unsafe_negation", "cyclic_negation", ...
+
+    def __init__(self, source: str, line: int, column: int, reason: str, snippet: str = "", caret: int = 0,
+                 code: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "source", source)
+        _set(self, "line", line)
+        _set(self, "column", column)
+        _set(self, "reason", reason)
+        _set(self, "snippet", snippet)
+        _set(self, "caret", caret)
+        _set(self, "code", code)
 
     def render(self) -> str:
         head = f"{self.source}:{self.line}:{self.column}: {self.reason}"

@@ -17,13 +17,13 @@ from __future__ import annotations
 import io
 import json
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import QueryError, StoreError, ThinkingDBError, ValidationError, translate
 from .language import compile_source, parse_fact, parse_query
 from .model import Declaration, Fact, Limits, Query, Rule, Triple
 from .store.sqlite import DEFAULT_PATH, Store
+from .values import Record
 
 if TYPE_CHECKING:   # ingest loads the readers (Markdown, RDF, bulk, numpy): only a writing call imports it
     from .store.ingest import IngestReport
@@ -37,21 +37,27 @@ def default_rule_program():
     return compile_source(default_rules_text(), "<default rules>")
 
 
-@dataclass
-class _Cache:
+class _Cache(Record):
     """Everything read from the store at one generation, in one read transaction — the units and who
     asserted what are read on first use, at the same store state (store/stateread.py)."""
 
+    _fields = ("generation", "graph", "rules", "unit_rules", "units", "facts", "public", "reader", "access", "stamp")
     generation: int
     graph: object
     rules: tuple[Rule, ...]                      # public rules, compiled declarations included
     unit_rules: tuple[tuple[Rule, str], ...]     # rules of restricted units, with the unit's id
     units: object                                # a list of units, or store.stateread.StoreUnits
     facts: object                                # store.access.FactAccess or store.stateread.LazyFactAccess
-    public: object = None                        # store.access.public_view of a store without units, once made
-    reader: object = field(default=None, init=False)   # store.stateread.StateReader of this state
-    access: object = field(default=None, init=False)   # store.access.AccessTable, once made
-    stamp: object = field(default=None, init=False)    # the store's stamp (graphfile.store_stamp) at this state
+    public: object                               # store.access.public_view of a store without units, once made
+    reader: object                               # store.stateread.StateReader of this state (not an argument)
+    access: object                               # store.access.AccessTable, once made (not an argument)
+    stamp: object                                # the store's stamp (graphfile.store_stamp) at this state (idem)
+
+    def __init__(self, generation: int, graph: object, rules: tuple[Rule, ...],
+                 unit_rules: tuple[tuple[Rule, str], ...], units: object, facts: object, public: object = None) -> None:
+        self.generation, self.graph, self.rules, self.unit_rules = generation, graph, rules, unit_rules
+        self.units, self.facts, self.public = units, facts, public
+        self.reader = self.access = self.stamp = None
 
     @property
     def all_rules(self) -> tuple[Rule, ...]:

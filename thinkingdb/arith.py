@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping, Union
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import ValidationError
+from .values import Value
 
 __all__ = ["Arith", "Constraint", "COMPARISONS", "OPERATORS", "MAX_DIGITS", "number", "key_of", "evaluate",
            "holds", "expr_variables", "format_expr"]
@@ -36,42 +37,49 @@ OPERATORS = ("+", "-", "*", "/", "%")
 COMPARISONS = ("<", "<=", ">", ">=", "=", "!=")
 ASSIGN = ":="
 MAX_DIGITS = 100   # an integer result longer than this has no value (recursion through * can explode)
+_set = object.__setattr__
 _INT = re.compile(r"[+-]?\d+\Z")
 _DEC = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Arith:
+class Arith(Value):
     """``left op right``; operands are symbol keys (``str``), variables, or operations."""
 
+    __slots__ = ("op", "left", "right")
     op: str
     left: Any
     right: Any
 
-    def __post_init__(self) -> None:
-        if self.op not in OPERATORS:
-            raise ValidationError(f"unknown arithmetic operator {self.op!r}; expected one of {' '.join(OPERATORS)}")
+    def __init__(self, op: str, left: Any, right: Any) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
+        if op not in OPERATORS:
+            raise ValidationError(f"unknown arithmetic operator {op!r}; expected one of {' '.join(OPERATORS)}")
 
     def __str__(self) -> str:
         return format_expr(self)
 
 
-Expr = Union[str, Any, Arith]
+Expr = Any   # str | Var | Arith
 """A symbol key, a variable (:class:`thinkingdb.model.Var`) or an :class:`Arith`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Constraint:
+class Constraint(Value):
     """A comparison ``left op right`` of a rule body, or an assignment (``op`` ``:=``, ``left`` a variable)."""
 
+    __slots__ = ("op", "left", "right")
     op: str
     left: Any
     right: Any
 
-    def __post_init__(self) -> None:
-        if self.op not in COMPARISONS and self.op != ASSIGN:
-            raise ValidationError(f"unknown comparison {self.op!r}; expected one of {' '.join(COMPARISONS)}")
-        if self.op == ASSIGN and (isinstance(self.left, (str, Arith)) or self.left is None):
+    def __init__(self, op: str, left: Any, right: Any) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
+        if op not in COMPARISONS and op != ASSIGN:
+            raise ValidationError(f"unknown comparison {op!r}; expected one of {' '.join(COMPARISONS)}")
+        if op == ASSIGN and (isinstance(left, (str, Arith)) or left is None):
             raise ValidationError("an assignment binds a variable: its left side must be one")
 
     @property

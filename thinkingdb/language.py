@@ -6,8 +6,6 @@ so they apply to the whole file wherever they stand — and reports every proble
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import grammar
 from grammar import ast
 
@@ -19,6 +17,7 @@ from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathR
                     QueryPattern, Rule, Term, Triple, Var, node_key, role)
 from .normalize import Vocabulary, relation_key
 from .stratify import StratificationError, strata
+from .values import Record
 
 
 class _Problem(ValidationError):
@@ -29,19 +28,31 @@ class _Problem(ValidationError):
         self.code, self.node = code, node
 
 
-@dataclass
-class Program:
+class Program(Record):
     """The normalized content of one source; ``lines`` keep where each item was written."""
 
+    _fields = ("source", "facts", "labels", "rules", "declarations", "aliases", "queries", "whys", "why_nots")
     source: str
-    facts: list[tuple[Fact, int]] = field(default_factory=list)
-    labels: dict[str, str] = field(default_factory=dict)
-    rules: list[tuple[Rule, int]] = field(default_factory=list)
-    declarations: list[tuple[Declaration, int]] = field(default_factory=list)
-    aliases: list[tuple[str, str, int]] = field(default_factory=list)
-    queries: list[Query] = field(default_factory=list)
-    whys: list[Triple] = field(default_factory=list)
-    why_nots: list[Triple] = field(default_factory=list)
+    facts: list[tuple[Fact, int]]
+    labels: dict[str, str]
+    rules: list[tuple[Rule, int]]
+    declarations: list[tuple[Declaration, int]]
+    aliases: list[tuple[str, str, int]]
+    queries: list[Query]
+    whys: list[Triple]
+    why_nots: list[Triple]
+
+    def __init__(self, source: str, facts=None, labels=None, rules=None, declarations=None, aliases=None,
+                 queries=None, whys=None, why_nots=None) -> None:
+        self.source = source
+        self.facts = [] if facts is None else facts
+        self.labels = {} if labels is None else labels
+        self.rules = [] if rules is None else rules
+        self.declarations = [] if declarations is None else declarations
+        self.aliases = [] if aliases is None else aliases
+        self.queries = [] if queries is None else queries
+        self.whys = [] if whys is None else whys
+        self.why_nots = [] if why_nots is None else why_nots
 
 
 def parse_source(text: str, source: str = "<string>") -> ast.Document:

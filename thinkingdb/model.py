@@ -1,18 +1,24 @@
 """Frozen values of the normalized fact graph: symbols, facts, rules, declarations and limits.
 
 Everything here holds *canonical keys* (see :mod:`thinkingdb.normalize`); display labels live in the
-store. Values are hashable and validated in one place, their ``__post_init__``.
+store. Values are hashable and validated in one place, their ``__init__``. They are
+:class:`~thinkingdb.values.Value` classes: the behaviour of frozen dataclasses (equality, hash, order,
+repr, ``dataclasses.replace``) without compiling generated methods in every process; the classes a
+question compares most (``Var``, ``Triple``, ``Fact``, ``Atom``) write their comparisons out, as
+dataclasses generate them, which is faster than the shared ones.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Mapping, Union
+from collections.abc import Mapping
 
 from .arith import Constraint
 from .errors import ValidationError
 from .numeric import check_number
+from .values import Value
+
+_set = object.__setattr__
 
 DECLARATION_KINDS = ("transitive", "symmetric", "inverse", "subrelation_of")
 
@@ -43,11 +49,27 @@ def check_unit_float(value: float, what: str, *, low: float = 0.0, high: float =
     return value
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Var:
+class Var(Value, order=True):
     """A rule or query variable, written ``?name``."""
 
+    __slots__ = ("name",)
     name: str
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name,) == (other.name,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name,))
+
+    def __lt__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name,) < (other.name,)
+        return NotImplemented
 
     @property
     def anonymous(self) -> bool:
@@ -73,14 +95,18 @@ def role(relation: str, i: int) -> str:
     return f"{relation}.{i}"
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Node:
+class Node(Value, order=True):
     """The statement node of an n-ary fact, named by its relation and arguments (a Skolem term).
     Stands as the subject of a rule head (``=> flight(?c, ?x, ?y)`` derives the node's role edges)
     or of a ``not`` premise; every argument is a symbol key or a variable bound by the premises."""
 
+    __slots__ = ("relation", "args")
     relation: str
     args: tuple
+
+    def __init__(self, relation: str, args: tuple) -> None:
+        _set(self, "relation", relation)
+        _set(self, "args", args)
 
     def variables(self) -> tuple[Var, ...]:
         return tuple(t for t in self.args if isinstance(t, Var))
@@ -89,7 +115,7 @@ class Node:
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
 
 
-Term = Union[str, Var, Node]
+Term = str | Var | Node
 """A canonical symbol key, a variable, or (in rule heads and ``not`` premises) a statement node."""
 
 
@@ -107,13 +133,26 @@ def ground(term: Term, env) -> str:
     return term
 
 
-@dataclass(frozen=True, slots=True)
-class Atom:
+class Atom(Value):
     """A triple pattern whose subject and object may be variables; the relation is a canonical key."""
 
+    __slots__ = ("subject", "relation", "object")
     subject: Term
     relation: str
     object: Term
+
+    def __init__(self, subject: Term, relation: str, object: Term) -> None:
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.subject, self.relation, self.object) == (other.subject, other.relation, other.object)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.subject, self.relation, self.object))
 
     def variables(self) -> tuple[Var, ...]:
         out: list[Var] = []
@@ -128,20 +167,37 @@ class Atom:
         return f"{self.subject} {self.relation} {self.object}"
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Triple:
+class Triple(Value, order=True):
     """A ground (subject, relation, object) key: the identity of a fact."""
 
+    __slots__ = ("subject", "relation", "object")
     subject: str
     relation: str
     object: str
+
+    def __init__(self, subject: str, relation: str, object: str) -> None:
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.subject, self.relation, self.object) == (other.subject, other.relation, other.object)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.subject, self.relation, self.object))
+
+    def __lt__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.subject, self.relation, self.object) < (other.subject, other.relation, other.object)
+        return NotImplemented
 
     def __str__(self) -> str:
         return f"{self.subject} {self.relation} {self.object}"
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Fact:
+class Fact(Value, order=True):
     """An asserted fact with its confidence in [0, 1].
 
     >>> Fact("nginx", "depends_on", "openssl").confidence
@@ -152,21 +208,40 @@ class Fact:
     thinkingdb.errors.ValidationError: confidence of fact a r b must be in [0, 1], got 1.5
     """
 
+    __slots__ = ("subject", "relation", "object", "confidence")
     subject: str
     relation: str
     object: str
-    confidence: float = 1.0
+    confidence: float
 
-    def __post_init__(self) -> None:
-        check_unit_float(self.confidence, f"confidence of fact {self.subject} {self.relation} {self.object}")
+    def __init__(self, subject: str, relation: str, object: str, confidence: float = 1.0) -> None:
+        _set(self, "subject", subject)
+        _set(self, "relation", relation)
+        _set(self, "object", object)
+        _set(self, "confidence", confidence)
+        check_unit_float(confidence, f"confidence of fact {subject} {relation} {object}")
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return ((self.subject, self.relation, self.object, self.confidence)
+                    == (other.subject, other.relation, other.object, other.confidence))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.subject, self.relation, self.object, self.confidence))
+
+    def __lt__(self, other) -> bool:
+        if other.__class__ is self.__class__:
+            return ((self.subject, self.relation, self.object, self.confidence)
+                    < (other.subject, other.relation, other.object, other.confidence))
+        return NotImplemented
 
     @property
     def triple(self) -> Triple:
         return Triple(self.subject, self.relation, self.object)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Value):
     """``premises, not negated, constraints => head`` with a weight in (0, 1]. Every head variable must
     occur in a (positive) premise or be assigned by a constraint; so must every variable of a ``negated``
     premise except anonymous ones, which mean "any" (safe negation). ``constraints``
@@ -184,14 +259,25 @@ class Rule:
     thinkingdb.errors.ValidationError: rule lacks: variable ?z of 'not ?x has ?z' is bound by no positive premise
     """
 
+    __slots__ = ("name", "premises", "head", "weight", "negated", "constraints")
     name: str
     premises: tuple[Atom, ...]
     head: Atom
-    weight: float = 1.0
-    negated: tuple[Atom, ...] = ()
-    constraints: tuple[Constraint, ...] = ()
+    weight: float
+    negated: tuple[Atom, ...]
+    constraints: tuple[Constraint, ...]
 
-    def __post_init__(self) -> None:
+    def __init__(self, name: str, premises: tuple[Atom, ...], head: Atom, weight: float = 1.0,
+                 negated: tuple[Atom, ...] = (), constraints: tuple[Constraint, ...] = ()) -> None:
+        _set(self, "name", name)
+        _set(self, "premises", premises)
+        _set(self, "head", head)
+        _set(self, "weight", weight)
+        _set(self, "negated", negated)
+        _set(self, "constraints", constraints)
+        self._check()
+
+    def _check(self) -> None:
         check_unit_float(self.weight, f"weight of rule {self.name}", low_open=True)
         if not self.premises and not self.negated:
             raise ValidationError(f"rule {self.name} has no premises")
@@ -230,21 +316,24 @@ class Rule:
         return f"rule {self.name} @{self.weight:g}: {body} => {self.head}."
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Declaration:
+class Declaration(Value, order=True):
     """``relation R transitive|symmetric|inverse S|subrelation_of S``."""
 
+    __slots__ = ("relation", "kind", "other")
     relation: str
     kind: str
-    other: str | None = None
+    other: str | None
 
-    def __post_init__(self) -> None:
-        if self.kind not in DECLARATION_KINDS:
+    def __init__(self, relation: str, kind: str, other: str | None = None) -> None:
+        _set(self, "relation", relation)
+        _set(self, "kind", kind)
+        _set(self, "other", other)
+        if kind not in DECLARATION_KINDS:
             raise ValidationError(
-                f"unknown relation property {self.kind!r}; expected one of {', '.join(DECLARATION_KINDS)}")
-        if (self.kind in ("inverse", "subrelation_of")) != (self.other is not None):
-            raise ValidationError(f"relation property {self.kind} takes "
-                                  + ("another relation" if self.kind in ("inverse", "subrelation_of") else "no argument"))
+                f"unknown relation property {kind!r}; expected one of {', '.join(DECLARATION_KINDS)}")
+        if (kind in ("inverse", "subrelation_of")) != (other is not None):
+            raise ValidationError(f"relation property {kind} takes "
+                                  + ("another relation" if kind in ("inverse", "subrelation_of") else "no argument"))
 
 
 def _check_bound(value: int | float | None, what: str, *, allow_zero: bool) -> None:
@@ -256,8 +345,7 @@ def _check_bound(value: int | float | None, what: str, *, allow_zero: bool) -> N
         raise ValidationError(f"{what} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Limits:
+class Limits(Value):
     """Bounds of a closure run. ``None`` means unbounded.
 
     ``max_depth``: longest derivation chain; ``max_nodes``: distinct symbols the closure may touch;
@@ -273,88 +361,117 @@ class Limits:
     thinkingdb.errors.ValidationError: max_depth must be non-negative, got -1
     """
 
-    max_depth: int | None = None
-    max_nodes: int | None = None
-    max_derived: int | None = None
-    timeout_ms: float | None = None
-    max_rows: int | None = None
+    __slots__ = ("max_depth", "max_nodes", "max_derived", "timeout_ms", "max_rows")
+    max_depth: int | None
+    max_nodes: int | None
+    max_derived: int | None
+    timeout_ms: float | None
+    max_rows: int | None
 
-    def __post_init__(self) -> None:
-        _check_bound(self.max_depth, "max_depth", allow_zero=True)
-        _check_bound(self.max_nodes, "max_nodes", allow_zero=False)
-        _check_bound(self.max_derived, "max_derived", allow_zero=True)
-        _check_bound(self.timeout_ms, "timeout_ms", allow_zero=False)
-        _check_bound(self.max_rows, "max_rows", allow_zero=False)
+    def __init__(self, *, max_depth: int | None = None, max_nodes: int | None = None, max_derived: int | None = None,
+                 timeout_ms: float | None = None, max_rows: int | None = None) -> None:
+        _set(self, "max_depth", max_depth)
+        _set(self, "max_nodes", max_nodes)
+        _set(self, "max_derived", max_derived)
+        _set(self, "timeout_ms", timeout_ms)
+        _set(self, "max_rows", max_rows)
+        _check_bound(max_depth, "max_depth", allow_zero=True)
+        _check_bound(max_nodes, "max_nodes", allow_zero=False)
+        _check_bound(max_derived, "max_derived", allow_zero=True)
+        _check_bound(timeout_ms, "timeout_ms", allow_zero=False)
+        _check_bound(max_rows, "max_rows", allow_zero=False)
 
 
 TRUNCATION_REASONS = ("depth", "nodes", "derived", "time", "rows")
 
 
-@dataclass(frozen=True, slots=True)
-class Provenance:
+class Provenance(Value):
     """Where an asserted fact came from: a source file or unit, and a line (0 when unknown)."""
 
+    __slots__ = ("source", "line", "unit_id", "note")
+    _compare = ("source", "line", "unit_id")
     source: str
-    line: int = 0
-    unit_id: str | None = None
-    note: str = field(default="", compare=False)
+    line: int
+    unit_id: str | None
+    note: str
+
+    def __init__(self, source: str, line: int = 0, unit_id: str | None = None, note: str = "") -> None:
+        _set(self, "source", source)
+        _set(self, "line", line)
+        _set(self, "unit_id", unit_id)
+        _set(self, "note", note)
 
 
 # --- Query model: normalized property paths and patterns (the grammar's syntax tree is converted to
 # these by thinkingdb.language, with canonical keys and aliases applied). ---
 
 
-@dataclass(frozen=True, slots=True)
-class PathRel:
+class PathRel(Value):
     """One relation step."""
 
+    __slots__ = ("relation",)
     relation: str
+
+    def __init__(self, relation: str) -> None:
+        _set(self, "relation", relation)
 
     def __str__(self) -> str:
         return self.relation
 
 
-@dataclass(frozen=True, slots=True)
-class PathInv:
+class PathInv(Value):
     """``^p``: the path walked backwards."""
 
-    path: "Path"
+    __slots__ = ("path",)
+    path: Path
+
+    def __init__(self, path: Path) -> None:
+        _set(self, "path", path)
 
     def __str__(self) -> str:
         return f"^{_paren(self.path)}"
 
 
-@dataclass(frozen=True, slots=True)
-class PathSeq:
+class PathSeq(Value):
     """``p1/p2/...``."""
 
-    parts: tuple["Path", ...]
+    __slots__ = ("parts",)
+    parts: tuple[Path, ...]
+
+    def __init__(self, parts: tuple[Path, ...]) -> None:
+        _set(self, "parts", parts)
 
     def __str__(self) -> str:
         return "/".join(_paren(p) for p in self.parts)
 
 
-@dataclass(frozen=True, slots=True)
-class PathAlt:
+class PathAlt(Value):
     """``p1|p2|...``."""
 
-    options: tuple["Path", ...]
+    __slots__ = ("options",)
+    options: tuple[Path, ...]
+
+    def __init__(self, options: tuple[Path, ...]) -> None:
+        _set(self, "options", options)
 
     def __str__(self) -> str:
         return "|".join(_paren(p) for p in self.options)
 
 
-@dataclass(frozen=True, slots=True)
-class PathRepeat:
+class PathRepeat(Value):
     """``p{min,max}``; ``+`` is ``{1,None}``, ``*`` is ``{0,None}``; ``max=None`` is unbounded."""
 
-    path: "Path"
+    __slots__ = ("path", "min", "max")
+    path: Path
     min: int
     max: int | None
 
-    def __post_init__(self) -> None:
-        if self.min < 0 or (self.max is not None and self.max < self.min):
-            raise ValidationError(f"path repetition {{{self.min},{self.max}}} is empty or negative")
+    def __init__(self, path: Path, min: int, max: int | None) -> None:
+        _set(self, "path", path)
+        _set(self, "min", min)
+        _set(self, "max", max)
+        if min < 0 or (max is not None and max < min):
+            raise ValidationError(f"path repetition {{{min},{max}}} is empty or negative")
 
     def __str__(self) -> str:
         inner = _paren(self.path)
@@ -365,30 +482,38 @@ class PathRepeat:
         return f"{inner}{{{self.min},{'' if self.max is None else self.max}}}"
 
 
-Path = Union[PathRel, PathInv, PathSeq, PathAlt, PathRepeat]
+Path = PathRel | PathInv | PathSeq | PathAlt | PathRepeat
 
 
 def _paren(p: Path) -> str:
     return str(p) if isinstance(p, (PathRel, PathInv)) else f"({p})"
 
 
-@dataclass(frozen=True, slots=True)
-class QueryPattern:
+class QueryPattern(Value):
     """``subject path object`` where subject and object are symbols or variables."""
 
+    __slots__ = ("subject", "path", "object")
     subject: Term
     path: Path
     object: Term
+
+    def __init__(self, subject: Term, path: Path, object: Term) -> None:
+        _set(self, "subject", subject)
+        _set(self, "path", path)
+        _set(self, "object", object)
 
     def variables(self) -> tuple[Var, ...]:
         return tuple(t for t in (self.subject, self.object) if isinstance(t, Var))
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(Value):
     """A conjunction of patterns; answers bind every variable."""
 
+    __slots__ = ("patterns",)
     patterns: tuple[QueryPattern, ...]
+
+    def __init__(self, patterns: tuple[QueryPattern, ...]) -> None:
+        _set(self, "patterns", patterns)
 
     def variables(self) -> tuple[Var, ...]:
         """Variables in order of first appearance (the TSV column order); anonymous ones left out."""
@@ -404,16 +529,25 @@ class Query:
 FEATURES = ("quality", "freshness", "authority", "risk_penalty", "coherence_penalty")
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(Value):
     """One observation of a result's features (each in [0, 1]) and its classical score ``m``."""
 
-    quality: float = 0.0
-    freshness: float = 0.0
-    authority: float = 0.0
-    risk_penalty: float = 0.0
-    coherence_penalty: float = 0.0
-    m: float = 1.0
+    __slots__ = ("quality", "freshness", "authority", "risk_penalty", "coherence_penalty", "m")
+    quality: float
+    freshness: float
+    authority: float
+    risk_penalty: float
+    coherence_penalty: float
+    m: float
+
+    def __init__(self, quality: float = 0.0, freshness: float = 0.0, authority: float = 0.0,
+                 risk_penalty: float = 0.0, coherence_penalty: float = 0.0, m: float = 1.0) -> None:
+        _set(self, "quality", quality)
+        _set(self, "freshness", freshness)
+        _set(self, "authority", authority)
+        _set(self, "risk_penalty", risk_penalty)
+        _set(self, "coherence_penalty", coherence_penalty)
+        _set(self, "m", m)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str = "features") -> "Evidence":

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .errors import ValidationError
+from .values import Record
 
 _FOLD = re.compile(r"[\s\-_]+")
 _NUMERAL = re.compile(r"[+-]?\d+(?:\.\d+)?")   # a signed number is its own key ('-4' is not '4')
@@ -108,8 +108,7 @@ def relation_key(name: str, mode: str = "iris") -> str:
     return key
 
 
-@dataclass
-class Vocabulary:
+class Vocabulary(Record):
     """Aliases and inverse declarations that decide a relation's canonical key and direction.
 
     >>> v = Vocabulary()
@@ -119,13 +118,18 @@ class Vocabulary:
     ('depends_on', ('car', 'part_of', 'wheel'))
     """
 
-    aliases: dict[str, str] = field(default_factory=dict)
-    inverses: dict[str, str] = field(default_factory=dict)  # non-canonical name -> canonical relation
-    mode: str = "iris"  # see SYMBOL_MODES
+    _fields = ("aliases", "inverses", "mode")
+    aliases: dict[str, str]
+    inverses: dict[str, str]   # non-canonical name -> canonical relation
+    mode: str                  # see SYMBOL_MODES
 
-    def __post_init__(self) -> None:
-        if self.mode not in SYMBOL_MODES:
-            raise ValidationError(f"unknown symbol mode {self.mode!r}; expected one of {', '.join(SYMBOL_MODES)}")
+    def __init__(self, aliases: dict[str, str] | None = None, inverses: dict[str, str] | None = None,
+                 mode: str = "iris") -> None:
+        self.aliases = {} if aliases is None else aliases
+        self.inverses = {} if inverses is None else inverses
+        self.mode = mode
+        if mode not in SYMBOL_MODES:
+            raise ValidationError(f"unknown symbol mode {mode!r}; expected one of {', '.join(SYMBOL_MODES)}")
 
     def symbol(self, label: str, quoted: bool = False) -> str:
         """The key of a symbol in this vocabulary's mode (``quoted``: it was written in quotes).

@@ -23,7 +23,6 @@ import json
 import os
 import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..arith import Arith, Constraint
@@ -31,6 +30,7 @@ from ..errors import StoreError
 from .locking import WriterLock, file_id, new_store_path, sweep_abandoned
 from ..model import Atom, Declaration, Fact, Node, Rule, Term, Triple, Var
 from ..normalize import SYMBOL_MODES, Vocabulary
+from ..values import Value
 
 APPLICATION_ID = 0x54444231  # "TDB1"
 SCHEMA_VERSION = 2
@@ -83,25 +83,48 @@ UNIT_FIELDS = ("role", "topic", "claim", "condition", "procedure", "utility_acts
 FactRow = tuple  # (subject, relation, object, confidence, line, unit_id | None, detail JSON | None)
 
 
-@dataclass(frozen=True)
-class Unit:
-    """A knowledge unit: the seed fields, provenance, access control and validity dates."""
+class Unit(Value):
+    """A knowledge unit: the seed fields, provenance, access control and validity dates (a frozen
+    :class:`~thinkingdb.values.Value`)."""
 
+    __slots__ = ("id", "role", "topic", "claim", "condition", "procedure", "utility_acts", "utility_note", "source",
+                 "chunk", "acl", "region", "effective_from", "effective_to", "extra")
     id: str
-    role: str = ""
-    topic: str = ""
-    claim: str = ""
-    condition: str = ""
-    procedure: str = ""
-    utility_acts: tuple[str, ...] = ()
-    utility_note: str = ""
-    source: str = ""
-    chunk: str = ""
-    acl: tuple[str, ...] = ()
-    region: str = ""
-    effective_from: str = ""
-    effective_to: str = ""
-    extra: str = "{}"
+    role: str
+    topic: str
+    claim: str
+    condition: str
+    procedure: str
+    utility_acts: tuple[str, ...]
+    utility_note: str
+    source: str
+    chunk: str
+    acl: tuple[str, ...]
+    region: str
+    effective_from: str
+    effective_to: str
+    extra: str
+
+    def __init__(self, id: str, role: str = "", topic: str = "", claim: str = "", condition: str = "",
+                 procedure: str = "", utility_acts: tuple[str, ...] = (), utility_note: str = "", source: str = "",
+                 chunk: str = "", acl: tuple[str, ...] = (), region: str = "", effective_from: str = "",
+                 effective_to: str = "", extra: str = "{}") -> None:
+        _set = object.__setattr__
+        _set(self, "id", id)
+        _set(self, "role", role)
+        _set(self, "topic", topic)
+        _set(self, "claim", claim)
+        _set(self, "condition", condition)
+        _set(self, "procedure", procedure)
+        _set(self, "utility_acts", utility_acts)
+        _set(self, "utility_note", utility_note)
+        _set(self, "source", source)
+        _set(self, "chunk", chunk)
+        _set(self, "acl", acl)
+        _set(self, "region", region)
+        _set(self, "effective_from", effective_from)
+        _set(self, "effective_to", effective_to)
+        _set(self, "extra", extra)
 
     def text_fields(self) -> dict[str, str]:
         """The searchable fields (utility_acts joined by spaces, as DS009 indexes them).
