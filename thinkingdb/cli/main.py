@@ -12,7 +12,6 @@ import os
 import sys
 from typing import Sequence
 
-from . import materialize, search as search_commands, serve as serve_commands, tools
 from ..errors import ThinkingDBError, translate
 from .commands import add_command
 from ..model import Limits
@@ -340,7 +339,32 @@ class _Exit(Exception):
         self.code = code
 
 
-def build_parser() -> argparse.ArgumentParser:
+# the commands defined in this module; another one (search, lint, serve, ...) is registered by its own module
+COMMANDS = ("ingest", "query", "why", "stats", "export")
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs when it is one of :data:`COMMANDS` and nothing before it can be
+    read two ways (only ``--db PATH``, ``--json`` and ``--quiet`` may precede it); else None.
+
+    >>> command_of(["--db", "kb.sqlite", "query", "? a r ?x."]), command_of(["--help"]), command_of(["lint", "f"])
+    ('query', None, None)
+    """
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--db":
+            i += 2
+        elif word in ("--json", "--quiet", "-q") or word.startswith("--db="):
+            i += 1
+        else:
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``only`` (one of :data:`COMMANDS`) of that one only: a
+    question in a fresh process does not build and format the options of twenty others."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help=f"the store file (default {DEFAULT_PATH}, or $THINKINGDB_DB)")
@@ -361,68 +385,75 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str, example: str, func) -> argparse.ArgumentParser:
         return add_command(sub, [common], name, help, example, func)
 
-    p = command("ingest", "ingest .tdb, .tsv, .csv, .jsonl, .md/.markdown, .txt and RDF (.nt, .ttl, .nq, .trig, .jsonld) files "
-                "into the store, atomically",
-                "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
-    p.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for standard input (with --format)")
-    p.add_argument("--format", metavar="TYPE", help="file type instead of the extension: tdb, tsv, csv, jsonl, md, "
-                   "txt, nt, ttl, nq, trig, jsonld (needed for -)")
-    p.add_argument("--delimiter", metavar="CHAR", help="CSV/TSV field delimiter (a character, or tab, comma, "
-                   "semicolon, pipe, space)")
-    p.add_argument("--columns", metavar="SPEC", help="CSV/TSV columns in order, e.g. s,r,o,confidence or o,-,s,r "
-                   "(- skips a column)")
-    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
-                   help="the first CSV/TSV row is (or is not) a header row (default: detected)")
-    p.add_argument("--literals", choices=("symbols", "skip"), default="symbols",
-                   help="RDF literals become symbols (default) or are skipped and counted")
-    p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
-    p.add_argument("--symbols", choices=("iris", "folded", "quoted"), help="symbol mode of a new store: IRIs and CURIEs kept "
-                   "exactly (iris, the default), folded like words (folded), or IRIs, CURIEs and quoted symbols kept "
-                   "exactly (quoted); see docs/ingest.md")
-    p.add_argument("--rejects", metavar="PATH", help="rejects file (default DB.rejects.jsonl)")
+    if only in (None, "ingest"):
+        p = command("ingest", "ingest .tdb, .tsv, .csv, .jsonl, .md/.markdown, .txt and RDF (.nt, .ttl, .nq, .trig, .jsonld) files "
+                    "into the store, atomically",
+                    "thinkingdb --db kb.sqlite ingest examples/software.tdb units.jsonl --skip-invalid", cmd_ingest)
+        p.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for standard input (with --format)")
+        p.add_argument("--format", metavar="TYPE", help="file type instead of the extension: tdb, tsv, csv, jsonl, md, "
+                       "txt, nt, ttl, nq, trig, jsonld (needed for -)")
+        p.add_argument("--delimiter", metavar="CHAR", help="CSV/TSV field delimiter (a character, or tab, comma, "
+                       "semicolon, pipe, space)")
+        p.add_argument("--columns", metavar="SPEC", help="CSV/TSV columns in order, e.g. s,r,o,confidence or o,-,s,r "
+                       "(- skips a column)")
+        p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                       help="the first CSV/TSV row is (or is not) a header row (default: detected)")
+        p.add_argument("--literals", choices=("symbols", "skip"), default="symbols",
+                       help="RDF literals become symbols (default) or are skipped and counted")
+        p.add_argument("--skip-invalid", action="store_true", help="ingest the good records, write rejected ones to --rejects")
+        p.add_argument("--symbols", choices=("iris", "folded", "quoted"), help="symbol mode of a new store: IRIs and CURIEs kept "
+                       "exactly (iris, the default), folded like words (folded), or IRIs, CURIEs and quoted symbols kept "
+                       "exactly (quoted); see docs/ingest.md")
+        p.add_argument("--rejects", metavar="PATH", help="rejects file (default DB.rejects.jsonl)")
 
-    p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",
-                "thinkingdb query '? nginx depends_on+ ?x.' --max-depth 3 --format tsv", cmd_query)
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--format", choices=("text", "json", "tsv", "jsonl"), default="text",
-                   help="jsonl: one JSON object per answer, streamed as found (implies --stream)")
-    p.add_argument("--aggregate", choices=("best", "noisy-or"), default="best",
-                   help="score an answer by its best proof, or combine up to K proofs as 1-prod(1-s)")
-    p.add_argument("-k", type=int, default=5, metavar="K", help="proofs combined by --aggregate noisy-or (default 5)")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N answers (the N best; with --stream the "
-                   "first N found, and the work stops there)")
-    p.add_argument("--no-header", action="store_true", help="TSV without its header row (variables, score)")
-    p.add_argument("--stream", action="store_true", help="print answers as they are found, not sorted by score")
-    p.add_argument("--proofs", action="store_true", help="with --format jsonl: each answer's proof too")
-    _add_bounds(p)
-    p.add_argument("--max-rows", type=int, metavar="N", help="rows a conjunction's join may hold at each "
-                   "pattern, answers included (default 1,000,000; 'rows' when it cuts)")
-    _add_caller(p)
+    if only in (None, "query"):
+        p = command("query", "answer a query: patterns, conjunctions and property paths, with proofs",
+                    "thinkingdb query '? nginx depends_on+ ?x.' --max-depth 3 --format tsv", cmd_query)
+        p.add_argument("query", metavar="QUERY")
+        p.add_argument("--format", choices=("text", "json", "tsv", "jsonl"), default="text",
+                       help="jsonl: one JSON object per answer, streamed as found (implies --stream)")
+        p.add_argument("--aggregate", choices=("best", "noisy-or"), default="best",
+                       help="score an answer by its best proof, or combine up to K proofs as 1-prod(1-s)")
+        p.add_argument("-k", type=int, default=5, metavar="K", help="proofs combined by --aggregate noisy-or (default 5)")
+        p.add_argument("--limit", type=int, metavar="N", help="at most N answers (the N best; with --stream the "
+                       "first N found, and the work stops there)")
+        p.add_argument("--no-header", action="store_true", help="TSV without its header row (variables, score)")
+        p.add_argument("--stream", action="store_true", help="print answers as they are found, not sorted by score")
+        p.add_argument("--proofs", action="store_true", help="with --format jsonl: each answer's proof too")
+        _add_bounds(p)
+        p.add_argument("--max-rows", type=int, metavar="N", help="rows a conjunction's join may hold at each "
+                       "pattern, answers included (default 1,000,000; 'rows' when it cuts)")
+        _add_caller(p)
 
-    p = command("why", "print the proof of one fact (asserted or derived); 'not FACT' explains a missing one",
-                "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot; "
-                "thinkingdb why 'not harbor has_capability logging'", cmd_why)
-    p.add_argument("fact", metavar="FACT")
-    p.add_argument("--format", choices=("text", "json", "dot"), default="text")
-    p.add_argument("--alternatives", type=int, default=0, metavar="K", help="also keep up to K other proofs")
-    p.add_argument("--sources", action="store_true", help="list every file, line and unit each asserted fact came from")
-    _add_bounds(p)
-    _add_caller(p)
+    if only in (None, "why"):
+        p = command("why", "print the proof of one fact (asserted or derived); 'not FACT' explains a missing one",
+                    "thinkingdb why 'AchillesIDE relevant_for secure_execution' --format dot; "
+                    "thinkingdb why 'not harbor has_capability logging'", cmd_why)
+        p.add_argument("fact", metavar="FACT")
+        p.add_argument("--format", choices=("text", "json", "dot"), default="text")
+        p.add_argument("--alternatives", type=int, default=0, metavar="K", help="also keep up to K other proofs")
+        p.add_argument("--sources", action="store_true", help="list every file, line and unit each asserted fact came from")
+        _add_bounds(p)
+        _add_caller(p)
 
-    command("stats", "count facts, symbols, units, rules and sources", "thinkingdb --db kb.sqlite stats --json",
-            cmd_stats)
+    if only in (None, "stats"):
+        command("stats", "count facts, symbols, units, rules and sources", "thinkingdb --db kb.sqlite stats --json",
+                cmd_stats)
 
-    p = command("export", "export the facts as JSON Lines, TSV, Graphviz DOT or GraphML",
-                "thinkingdb export --format graphml -o kb.graphml", cmd_export)
-    p.add_argument("--format", choices=("jsonl", "tsv", "nt", "ttl", "dot", "graphml", "parquet"), required=True,
-                   help="parquet writes a folder for `materialize` (spark extra)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output ('-': stdout)")
-    p.add_argument("--no-header", action="store_true", help="TSV without its header row")
-    _add_caller(p)
+    if only in (None, "export"):
+        p = command("export", "export the facts as JSON Lines, TSV, Graphviz DOT or GraphML",
+                    "thinkingdb export --format graphml -o kb.graphml", cmd_export)
+        p.add_argument("--format", choices=("jsonl", "tsv", "nt", "ttl", "dot", "graphml", "parquet"), required=True,
+                       help="parquet writes a folder for `materialize` (spark extra)")
+        p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output ('-': stdout)")
+        p.add_argument("--no-header", action="store_true", help="TSV without its header row")
+        _add_caller(p)
 
-    for register in (search_commands.register, tools.register, serve_commands.register,
-                     materialize.register):  # commands beside their features
-        register(sub, common)
+    if only is None:
+        from . import materialize, search as search_commands, serve as serve_commands, tools
+        for register in (search_commands.register, tools.register, serve_commands.register,
+                         materialize.register):  # commands beside their features
+            register(sub, common)
     return parser
 
 
@@ -430,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (tests call this in-process)."""
     args = None
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(command_of(argv))
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help(sys.stderr)

@@ -1,0 +1,116 @@
+"""What a cold question imports (issue 20: the whole process, interpreter start and imports included).
+
+A module set, not a wall-clock bound: ``import thinkingdb.api`` loads exactly the modules below, and a
+plain question — through the API or ``thinkingdb query`` — loads no ``dataclasses`` (which compiles
+generated methods per class and imports ``inspect``, ``ast``, ``dis``, ``tokenize``) and, from the
+command line, not the parsers and modules of the other commands.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the project modules `import thinkingdb.api` runs: the store, the language and the model, no engine
+API_MODULES = {
+    "grammar", "grammar.ast", "grammar.errors", "grammar.safety", "grammar.values",
+    "thinkingdb", "thinkingdb.api", "thinkingdb.arith", "thinkingdb.errors", "thinkingdb.language",
+    "thinkingdb.model", "thinkingdb.normalize", "thinkingdb.numeric", "thinkingdb.store",
+    "thinkingdb.store.locking", "thinkingdb.store.sqlite", "thinkingdb.stratify", "thinkingdb.values",
+}
+# what compiling dataclasses costs a fresh process (dataclasses imports inspect, which imports the rest)
+NO_DATACLASSES = ("dataclasses", "inspect", "ast", "dis", "tokenize", "linecache")
+OTHER_COMMANDS = ("thinkingdb.cli.search", "thinkingdb.cli.tools", "thinkingdb.cli.serve",
+                  "thinkingdb.cli.materialize", "thinkingdb.store.stdin")
+
+_SCRIPT = """
+import io, json, sys, contextlib
+kind, db = sys.argv[1], sys.argv[2]
+before = set(sys.modules)
+if kind == "import":
+    import thinkingdb.api
+    found = None
+elif kind == "api":
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(db, default_rules=False) as kb:
+        found = [sorted(a.bindings["x"] for a in kb.query("? a r ?x.").answers), len(kb.query("? ?x r c.").answers),
+                 len(kb.query("? ?x r+ c, a r ?y.").answers)]
+else:
+    from thinkingdb.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["query", "--db", db, "--no-default-rules", "? a r ?x."])
+    found = [code, out.getvalue()]
+print(json.dumps({"found": found, "new": sorted(set(sys.modules) - before), "all": sorted(sys.modules)}))
+"""
+
+
+def fresh(kind: str, db: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", _SCRIPT, kind, db], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from thinkingdb.api import KnowledgeBase
+    path = str(tmp_path_factory.mktemp("cold") / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "r", "b"), ("b", "r", "c"), ("a", "r", "c")])
+        len(kb.graph)   # the graph file is written, as an earlier question would have
+    return path
+
+
+def project(modules) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in ("thinkingdb", "grammar", "lexical", "hdc")}
+
+
+def test_import_of_the_api_loads_exactly_its_modules(store):
+    got = fresh("import", store)
+    assert project(got["new"]) == API_MODULES
+    assert [m for m in got["all"] if m in NO_DATACLASSES] == []
+
+
+def test_a_plain_question_compiles_no_dataclass(store):
+    got = fresh("api", store)
+    assert got["found"] == [["b", "c"], 2, 4]   # a r b, a r c; a and b reach c; ?x in {a, b} times ?y in {b, c}
+    assert "thinkingdb.engine.query" in got["all"]   # the oracle reads real imports
+    assert [m for m in got["all"] if m in NO_DATACLASSES] == []
+
+
+def test_the_command_line_builds_only_the_question_s_command(store):
+    got = fresh("cli", store)
+    assert got["found"][0] == 0 and got["found"][1].splitlines() == ["?x = b  (score 1)", "?x = c  (score 1)"]
+    assert "thinkingdb.cli.main" in got["all"]
+    assert [m for m in got["all"] if m in NO_DATACLASSES or m in OTHER_COMMANDS] == []
+
+
+def test_the_checks_can_fail(store):
+    """The same script sees the modules a heavier path loads: ``why`` with the rules loads dataclasses
+    (the closure engine's own), and the full parser loads every command's module."""
+    code = ("import sys; from thinkingdb.cli.main import build_parser; build_parser(); "
+            "import thinkingdb.engine.closure; print(sorted(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    mods = set(eval(out.stdout))  # noqa: S307 - our own list literal
+    assert "dataclasses" in mods and set(OTHER_COMMANDS[:4]) <= mods
+
+
+@pytest.mark.parametrize("command", ["ingest", "query", "why", "stats", "export"])
+def test_a_command_s_own_parser_is_the_full_parser_s(command):
+    from thinkingdb.cli.main import build_parser
+
+    def sub(parser):
+        return parser._subparsers._group_actions[0].choices[command]
+
+    full, own = sub(build_parser()), sub(build_parser(command))
+    assert own.format_help() == full.format_help()
+    argv = {"ingest": ["f.tdb"], "query": ["? a r ?x.", "--limit", "3"], "why": ["a r b", "--sources"],
+            "stats": [], "export": ["--format", "tsv"]}[command]
+    assert vars(build_parser(command).parse_args([command, *argv])).keys() == \
+        vars(build_parser().parse_args([command, *argv])).keys()
