@@ -1,9 +1,9 @@
 """What a cold question imports (issue 20: the whole process, interpreter start and imports included).
 
 A module set, not a wall-clock bound: ``import thinkingdb.api`` loads exactly the modules below, and a
-plain question — through the API or ``thinkingdb query`` — loads no ``dataclasses`` (which compiles
-generated methods per class and imports ``inspect``, ``ast``, ``dis``, ``tokenize``) and, from the
-command line, not the parsers and modules of the other commands.
+plain question — through the API or ``thinkingdb query`` — or a small one the default rules close
+loads no ``dataclasses`` (which compiles generated methods per class and imports ``inspect``, ``ast``,
+``dis``, ``tokenize``) and, from the command line, not the parsers and modules of the other commands.
 """
 
 from __future__ import annotations
@@ -41,6 +41,12 @@ elif kind == "api":
     with KnowledgeBase(db, default_rules=False) as kb:
         found = [sorted(a.bindings["x"] for a in kb.query("? a r ?x.").answers), len(kb.query("? ?x r c.").answers),
                  len(kb.query("? ?x r+ c, a r ?y.").answers)]
+elif kind == "rules":   # depends_on is transitive in the default library: small single-source questions
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(db) as kb:
+        found = [sorted(a.bindings["x"] for a in kb.query("? a depends_on ?x.").answers),
+                 [str(p.conclusion) for p in kb.why("a depends_on d").premises],
+                 len(kb.query("? a depends_on ?x, ?x depends_on ?y.").answers)]
 else:
     from thinkingdb.cli import main
     out = io.StringIO()
@@ -84,6 +90,19 @@ def test_a_plain_question_compiles_no_dataclass(store):
     assert [m for m in got["all"] if m in NO_DATACLASSES] == []
 
 
+def test_a_small_question_with_the_rules_compiles_no_dataclass(tmp_path):
+    from thinkingdb.api import KnowledgeBase
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "depends_on", "b"), ("b", "depends_on", "c"), ("c", "depends_on", "d")])
+        len(kb.graph)
+    got = fresh("rules", path)
+    # a reaches b, c, d; the walk a..d split in the middle; (x, y) = (b, c), (b, d), (c, d)
+    assert got["found"] == [["b", "c", "d"], ["a depends_on c", "c depends_on d"], 3]
+    assert "thinkingdb.engine.closure" in got["all"]   # the rules ran
+    assert [m for m in got["all"] if m in NO_DATACLASSES] == []
+
+
 def test_the_command_line_builds_only_the_question_s_command(store):
     got = fresh("cli", store)
     assert got["found"][0] == 0 and got["found"][1].splitlines() == ["?x = b  (score 1)", "?x = c  (score 1)"]
@@ -92,10 +111,10 @@ def test_the_command_line_builds_only_the_question_s_command(store):
 
 
 def test_the_checks_can_fail(store):
-    """The same script sees the modules a heavier path loads: ``why`` with the rules loads dataclasses
-    (the closure engine's own), and the full parser loads every command's module."""
+    """The same check sees the modules a heavier path loads: ingest's readers use dataclasses, and the
+    full parser loads every command's module."""
     code = ("import sys; from thinkingdb.cli.main import build_parser; build_parser(); "
-            "import thinkingdb.engine.closure; print(sorted(sys.modules))")
+            "import thinkingdb.store.ingest; print(sorted(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     mods = set(eval(out.stdout))  # noqa: S307 - our own list literal
     assert "dataclasses" in mods and set(OTHER_COMMANDS[:4]) <= mods

@@ -63,6 +63,8 @@ SPEC = [
      "quality=0.0 freshness=0.0 authority=0.0 risk_penalty=0.0 coherence_penalty=0.0 m=1.0"),
     ("thinkingdb.arith", "Arith", "", "op left right"),
     ("thinkingdb.arith", "Constraint", "", "op left right"),
+    ("thinkingdb.engine.proofs", "Proof", "",
+     "conclusion score depth kind='asserted' rule=None weight=1.0 premises=() ~alternatives=()"),
     ("thinkingdb.store.sqlite", "Unit", "",
      "id role='' topic='' claim='' condition='' procedure='' utility_acts=() utility_note='' source='' chunk='' "
      "acl=() region='' effective_from='' effective_to='' extra='{}'"),

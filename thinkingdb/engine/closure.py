@@ -29,7 +29,6 @@ first ``max_nodes`` in canonical order).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Iterable
 
@@ -305,6 +304,7 @@ def _goal_directed(g, ids, rules, goals, limits, alternatives, deadline, t0, eng
                       deadline=deadline, step_limit=demand_steps(g))
         probe = limits.max_depth is None
         if d is None:   # the demand is no smaller than the closure: the full closure, in the time left
+            import dataclasses  # noqa: PLC0415 (a question that gets here is not a cold one)
             left = None if deadline is None else max(1, int((deadline - time.perf_counter()) * 1000))
             res = closure(g, rules, limits=dataclasses.replace(limits, timeout_ms=left),
                           alternatives=alternatives, engine=engine)
