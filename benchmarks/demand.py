@@ -10,6 +10,7 @@ interleaved, ``--repeat`` times. Printed per question and tree: median wall time
 
     python benchmarks/demand.py --tree before=/tmp/before --repeat 3
     python benchmarks/demand.py --db /tmp/tdb-scale/random-1000000/kb.sqlite --only "both ways" --tree before=/tmp/before
+    python benchmarks/demand.py --db /tmp/tdb-serve-kb/pristine/kb.sqlite --only relevant_for --chain-symbol gucai
 
 Measures the whole process: Python start, opening the store, building the fact graph (the part
 issue 20's persistent graph removes), the closure and printing. The machine is shared: read medians,
@@ -49,6 +50,9 @@ QUESTIONS = [
     ("supports (one rule over depends_on)", ["query", "? n5 supports ?x."]),
     ("supported by (one rule over depends_on)", ["query", "? ?x supports n7."]),
     ("conjunction, --max-nodes 10000", ["query", "? n5 depends_on ?x, ?x depends_on ?y.", "--max-nodes", "10000"]),
+    # the default library's relevance rule (a linear chain through relevant_for): on a store of the serve
+    # benchmark's generator (--db), from the symbol --chain-symbol names
+    ("relevant_for (a linear chain rule)", ["query", "? {chain} relevant_for ?x."]),
 ]
 
 
@@ -94,6 +98,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds before a process is killed")
     ap.add_argument("--only", action="append", default=[], help="run only questions whose label contains this")
+    ap.add_argument("--chain-symbol", default="gucai", help="the subject of the relevant_for question (default gucai, "
+                                                            "a symbol of the serve benchmark's store)")
     args = ap.parse_args()
     trees = [("after", ROOT)] + [tuple(t.split("=", 1)) for t in args.tree]
     os.makedirs(args.work, exist_ok=True)
@@ -107,7 +113,8 @@ def main() -> None:
     print(machine.describe())
     what = f"{db}" if args.db else f"{args.facts:,} random depends_on facts over {args.symbols:,} symbols, seed {args.seed}"
     print(f"store: {what}; each question a fresh CLI process, {args.repeat} interleaved runs, medians")
-    questions = [q for q in QUESTIONS if not args.only or any(o in q[0] for o in args.only)]
+    questions = [(label, [a.format(chain=args.chain_symbol) for a in argv]) for label, argv in QUESTIONS
+                 if not args.only or any(o in label for o in args.only)]
     results: dict = {}
     for _ in range(args.repeat):
         for label, argv in questions:

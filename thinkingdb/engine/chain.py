@@ -199,22 +199,92 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, deadline, closure):
         index = (g._in if right else g._out)[tid] if tid is not None else {}
         ends = [g._syms[a] for a in index.get(gid, {})]
         qs = [QueryPattern(Var("c"), plus, a) if right else QueryPattern(a, plus, Var("c")) for a in ends]
+    left = None if deadline is None else max(1, int((deadline - time.perf_counter()) * 1000))
+    scope = None
     if not inner_rules or not qs:
         inner = GraphView(g)
         inner.stats = None
+    elif not isinstance(node_t, Var) and (scope := _cone(g, inner_rules, shape, node_t)) is not None:
+        if limits.max_nodes is not None and len(scope[1]) > limits.max_nodes:
+            return None
+        from .columnar import run_columnar  # noqa: PLC0415
+        inner = run_columnar(g, scope[0], inner_rules, scope[2], scope[1], None,
+                             Limits(max_derived=limits.max_derived), deadline, time.perf_counter())
+        inner.stats = None
+        if inner.truncated is not None:
+            return None
     else:
         inner = closure(g, inner_rules, goals=[Query((q,)) for q in qs],
-                        limits=Limits(max_nodes=limits.max_nodes, max_derived=limits.max_derived,
-                                      timeout_ms=limits.timeout_ms))
+                        limits=Limits(max_nodes=limits.max_nodes, max_derived=limits.max_derived, timeout_ms=left))
         if inner.truncated is not None or inner.stats.engine not in ("columnar", "semi-naive"):
             return None   # cut, or a fast path (whose proofs split ties unlike the full closure's engines)
     res = ChainResult(g, inner, shape, rules, deadline)
+    if scope is not None:
+        res.touched.update(scope[1])
     if not isinstance(node_t, Var):
         ok = res.from_node(inner.ids.find_sym(node_t),
                            None if isinstance(goal_t, Var) else inner.ids.find_sym(goal_t))
     else:
         ok = res.to_goal(inner.ids.find_sym(goal_t))
     return res if ok else None
+
+
+def _cone(g, rules, shape: Shape, node_key: str):
+    """``(ids, members, scope flags)``: the symbols a bound node's step facts can come from — the
+    node, the rules' constants and everything they reach over the asserted facts of the relations the
+    rules read (and the step relation), forward for a right-linear rule (a step fact ``n E ?`` is
+    derived from facts reached forward from ``n``), backward for a left-linear one — when every rule
+    can be read that way from its head's node end; else None. Every derivation of a step fact of a
+    member uses facts between members only, so the closure over this scope has the full closure's
+    facts, rounds and versions for them."""
+    from .results import Ids  # noqa: PLC0415
+    fwd = shape.right
+    for rule in rules:
+        start = rule.head.subject if fwd else rule.head.object
+        reached = {start} if isinstance(start, Var) else set()
+        left = list(rule.premises)
+        while left:
+            ready = [p for p in left if not isinstance(p.subject if fwd else p.object, Var)
+                     or (p.subject if fwd else p.object) in reached]
+            if not ready:
+                return None
+            for p in ready:
+                left.remove(p)
+                end = p.object if fwd else p.subject
+                if isinstance(end, Var):
+                    reached.add(end)
+    ids = Ids(g)
+    consts = set()
+    for rule in rules:
+        for a in rule.premises + (rule.head,):
+            ids.rel(a.relation)
+            for t in (a.subject, a.object):
+                if not isinstance(t, Var):
+                    consts.add(ids.sym(t))
+    rels = sorted({g._rel[a.relation] for r in rules for a in r.premises if a.relation in g._rel}
+                  | ({g._rel[shape.step]} if shape.step in g._rel else set()))
+    index = g._out if fwd else g._in
+    rows = [index[r] for r in rels]
+    n_graph = len(g._syms)
+    flags = bytearray(ids.n_syms)
+    stack = [ids.sym(node_key)] + sorted(consts)
+    members = []
+    for x in stack:
+        flags[x] = 1
+    members.extend(stack)
+    while stack:
+        x = stack.pop()
+        if x >= n_graph:
+            continue
+        for idx in rows:
+            row = idx.get(x)
+            if row:
+                for y in row:
+                    if not flags[y]:
+                        flags[y] = 1
+                        members.append(y)
+                        stack.append(y)
+    return ids, sorted(members), flags
 
 
 class ChainResult(FactView):
@@ -234,6 +304,7 @@ class ChainResult(FactView):
         self._deadline = deadline
         self._ticks = 0
         self.rechecked = 0   # goals searched again with their asserting nodes as ends
+        self._evers: dict[tuple[int, int, int], list] = {}   # step fact -> its versions (shared by the goals)
 
     # -- the model ------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -283,6 +354,12 @@ class ChainResult(FactView):
     def versions(self, key) -> list[tuple[int, float]]:
         """``[(depth, score)]`` of a step fact, oldest first: the versions the inner run kept (a fact
         improved in a later round keeps its old version, which derivations of earlier rounds used)."""
+        got = self._evers.get(key)
+        if got is None:
+            got = self._evers[key] = self._versions(key)
+        return got
+
+    def _versions(self, key) -> list[tuple[int, float]]:
         c = self.inner.asserted(key)
         if c is not None:
             return [(0, c)]
