@@ -12,9 +12,10 @@ made by :func:`thinkingdb.engine.conjanswers.table_answers` as the array path's 
 
 It hands the question to the array path (returns None) once the reach sets it built and the rows it
 made pass :data:`SMALL_CONJ` — measured, so the work spent before giving up is bounded — and for every
-shape it does not handle: more than one closed relation, a rule weight or a confidence of the closed
-relation below 1 (or not known without numpy), a best walk (``t+`` over confidences below 1), a node
-bound, a relation a layer rule derives.
+shape it does not handle: a rule weight or a confidence of a closed relation below 1 (or not known
+without numpy), a best walk (``t+`` over confidences below 1), a node bound, a relation a layer rule
+derives. Several closed relations (``is_a`` and ``part_of`` both transitive) are handled, each with its
+own searches, as the array path does.
 
 >>> from thinkingdb.engine.conjanswers import table_answers
 >>> from thinkingdb.engine.graph import FactGraph
@@ -39,7 +40,8 @@ import time
 from ..model import Limits
 from .conj import Table, plan_conjunction
 from .rules import fast_path_plan
-from .smallsource import SmallSourceResult, _Layers, _ones, _Small
+from .results import FactView
+from .smallsource import _Layers, _ones, _Small, closed_fact_proof
 
 __all__ = ["SMALL_CONJ", "SmallConjResult", "small_conjunction"]
 
@@ -54,69 +56,108 @@ class _Over(Exception):
     """The work passed :data:`SMALL_CONJ`."""
 
 
-class SmallConjResult(SmallSourceResult):
+class SmallConjResult(FactView):
     """:class:`thinkingdb.engine.reach.SingleSourceResult` for a conjunction run with its closure (its
-    :class:`~thinkingdb.engine.conj.Table` of rows) over one closed relation ``r``, in pure Python."""
+    :class:`~thinkingdb.engine.conj.Table` of rows) over the relations the rules close (``_rels``:
+    relation -> its :class:`~thinkingdb.engine.smallsource._Small`), in pure Python."""
 
-    def __init__(self, g, ids, rules, r: int, closed: _Small) -> None:   # noqa: D107 (no single search)
-        self.g, self.ids, self.rules, self.r = g, ids, rules, r
-        self._rels = {r: closed}
+    def __init__(self, g, ids, rules, rels: dict[int, _Small]) -> None:
+        self.g, self.ids, self.rules, self._rels = g, ids, rules, rels
         self._layers: dict = {}
-        self.sid = self.oid = None
         self.stats = None
         self.table: Table | None = None
-        self.repeat = False
-        self._reach: dict[tuple[int, bool], _Layers] = {}   # (start, forward) -> its search
+        self._reach: dict[tuple[int, int, bool], _Layers] = {}   # (relation, start, forward) -> its search
         self._counted: dict[tuple[int, bool], set[int]] = {}
 
     @property
     def truncated(self):
         if self.table is not None and self.table.truncated:
             return self.table.truncated
-        return "time" if self._rels[self.r].timed_out else None
+        return "time" if any(c.timed_out for c in self._rels.values()) else None
 
     @truncated.setter
     def truncated(self, value) -> None:   # the closure sets it; ours is computed
         pass
 
     @property
+    def asserted_in_scope(self) -> int:
+        return 0
+
+    @property
     def nodes(self) -> int:
         return 0 if self.table is None else self.table.nodes
 
-    def count(self) -> int:
+    @property
+    def derived_count(self) -> int:
         return 0 if self.table is None else self.table.derived
 
-    def search(self, u: int, forward: bool, cap: int | None = None, deadline=None) -> _Layers:
-        """``u``'s reach set over the closed relation (``forward``) or the set reaching it, built once."""
-        got = self._reach.get((u, forward))
+    @property
+    def derived(self):
+        from .results import _DerivedView
+        return _DerivedView(self)
+
+    def search(self, r: int, u: int, forward: bool, cap: int | None = None, deadline=None) -> _Layers:
+        """``u``'s reach set over the closed relation ``r`` (``forward``) or the set reaching it, built once."""
+        got = self._reach.get((r, u, forward))
         if got is None:
-            closed = self._rels[self.r]
+            closed = self._rels[r]
             got = _Layers(self.g, closed.bases, u, forward, deadline, cap)
             closed.timed_out = closed.timed_out or got.timed_out
             if got.over:
                 raise _Over
             if not got.timed_out:
-                self._reach[(u, forward)] = got
+                self._reach[(r, u, forward)] = got
                 if forward:
                     closed._walks[u] = got   # its predecessors give the proofs' walks
         return got
 
-    def has(self, u: int, v: int) -> bool:
-        return v in self.search(u, True).dist
+    def closed_ones(self, r: int) -> bool:
+        return r in self._rels
 
-    def _reach_of(self, u: int) -> list[int]:
-        return self.search(u, True).reached()
+    def is_derived(self, key) -> bool:
+        s, r, o = key
+        return r in self._rels and o in self.search(r, s, True).dist and self.asserted(key) is None
 
-    def _reverse_of(self, v: int) -> list[int]:
-        return self.search(v, False).reached()
+    def fact_score(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return c
+        return 1.0 if self.is_derived(key) else None
+
+    def fact_proof(self, key):
+        return closed_fact_proof(self, key)
+
+    def out(self, r: int, s: int) -> dict[int, float]:
+        res = super().out(r, s)
+        if r in self._rels:
+            for o in self.search(r, s, True).reached():
+                res.setdefault(o, 1.0)
+        return res
+
+    def inn(self, r: int, o: int) -> dict[int, float]:
+        res = super().inn(r, o)
+        if r in self._rels:
+            for s in self.search(r, o, False).reached():
+                res.setdefault(s, 1.0)
+        return res
+
+    def subjects(self, r: int) -> list[int]:
+        c = self._rels.get(r)
+        extra = set() if c is None else {u for b in c.bases for u, row in self.g._out[b].items() if row}
+        return sorted(set(super().subjects(r)) | extra)
+
+    def objects(self, r: int) -> list[int]:
+        c = self._rels.get(r)
+        extra = set() if c is None else {v for b in c.bases for v, col in self.g._in[b].items() if col}
+        return sorted(set(super().objects(r)) | extra)
 
     def derived_keys(self):
-        """The derived facts of the closed relation the conjunction looked at (its starts' sets; as
+        """The derived facts of the closed relations the conjunction looked at (its starts' sets; as
         many as ``stats.derived``)."""
         seen = set()
         for (r, forward), starts in self._counted.items():
             for u in starts:
-                for v in self._reach[(u, forward)].dist:
+                for v in self._reach[(r, u, forward)].dist:
                     key = (u, r, v) if forward else (v, r, u)
                     if key not in seen and self.asserted(key) is None:
                         seen.add(key)
@@ -125,23 +166,25 @@ class SmallConjResult(SmallSourceResult):
 
 def small_conjunction(g, ids, rules, goals, limits: Limits, alternatives: int, deadline,
                       budget: int | None = None) -> SmallConjResult | None:
-    """The single-source result of a conjunction over one closed relation, with its rows, in pure
-    Python; None when it is not handled here or its work passes ``budget`` (default
+    """The single-source result of a conjunction over the relations the rules close, with its rows, in
+    pure Python; None when it is not handled here or its work passes ``budget`` (default
     :data:`SMALL_CONJ`; the array path then decides)."""
     budget = SMALL_CONJ if budget is None else budget
     if budget <= 0 or len(goals) != 1 or len(goals[0].patterns) < 2 or limits.max_nodes is not None:
         return None
     plan = fast_path_plan(rules, Limits(max_depth=limits.max_depth), alternatives)
-    if plan is None or len(plan) != 1:
+    if plan is None:
         return None
-    (r_key, (t_idx, sources)), = plan.items()
-    r = ids.rel(r_key)
-    src = [(ids.rel(x), rules[j].weight, j) for x, j in sources]
-    trule = rules[t_idx]
-    if trule.weight != 1.0 or any(w != 1.0 for _, w, _ in src) or \
-            any(_ones(g, b) is not True for b in [r] + [x for x, _, _ in src]):
-        return None
-    res = SmallConjResult(g, ids, rules, r, _Small(g, r, trule, src, rules, deadline))
+    rels = {}
+    for r_key, (t_idx, sources) in plan.items():
+        r = ids.rel(r_key)
+        src = [(ids.rel(x), rules[j].weight, j) for x, j in sources]
+        trule = rules[t_idx]
+        if trule.weight != 1.0 or any(w != 1.0 for _, w, _ in src) or \
+                any(_ones(g, b) is not True for b in [r] + [x for x, _, _ in src]):
+            return None
+        rels[r] = _Small(g, r, trule, src, rules, deadline)
+    res = SmallConjResult(g, ids, rules, rels)
     steps = plan_conjunction(res, goals[0], limits, ones=_ones)
     if steps is None or any(st.kind == "best" for st in steps):
         return None
@@ -180,7 +223,7 @@ def _run(view: SmallConjResult, query, steps, limits: Limits, deadline, budget: 
                 got = (ends, conf, list(conf.values()))
             else:
                 if st.kind == "closed":
-                    s = view.search(u, st.direction, left[0], deadline)
+                    s = view.search(st.r, u, st.direction, left[0], deadline)
                 else:    # r+ / r* over asserted facts scoring 1
                     s = _Layers(g, [st.r], u, st.direction, deadline, left[0])
                     if s.over:
