@@ -6,8 +6,8 @@
 
 1. GO full closure, "ancestor over all relations", checked against closure_ancestors.tsv.gz;
    thinkingdb vs clingo vs Nemo (nemo-python) vs networkx.transitive_closure_dag.
-2. Generated layered DAGs (fixed seeds; parameters printed): transitive closure (also Nemo) and the
-   composition rule ``?x r ?y, ?y r ?z => ?x r2 ?z``, thinkingdb vs clingo.
+2. Generated layered DAGs (fixed seeds; parameters printed): transitive closure and the composition
+   rule ``?x r ?y, ?y r ?z => ?x r2 ?z``, thinkingdb vs clingo vs Nemo.
 2b. Rule sets (benchmarks/workloads.py, the same rules translated for clingo and Nemo): the DAG's
    closure written as two rules, same generation, odd/even paths, an LUBM-like ontology.
 3. Depth-3 single-source queries ``s r{1,3} ?x`` on the 1M-edge graph: thinkingdb vs clingo
@@ -15,7 +15,7 @@
 4. UMLS: the two isa-inheritance rules; recall and precision on the test triples.
 5. Fresh processes (``fresh``): the composition rule on the smallest generated size, one run per
    process, ThinkingDB as shipped (a small join runs in pure Python), ``thinkingdb+numpy`` (the same
-   join forced onto numpy, ``oneround.SMALL_JOIN = -1``) and clingo: what a one-off run costs.
+   join forced onto numpy, ``oneround.SMALL_JOIN = -1``), clingo and Nemo: what a one-off run costs.
 
 Every engine runs in its own subprocess (``--worker``); GO, the transitive closures and the rule
 sets run each engine once per pass for ``--runs`` passes (interleaved) and report the median, the
@@ -179,8 +179,9 @@ def worker_for(spec: dict) -> dict:
         if task == "tc":
             out["facts"] -= len(set(pairs))   # report derived facts, like thinkingdb
     elif engine == "nemo":
-        anc = "anc(?X,?Y) :- e(?X,?Y) .\nanc(?X,?Z) :- e(?X,?Y), anc(?Y,?Z) .\n"
-        out["median_s"], n = nemo_run(pairs, anc, "anc", runs)
+        program, pred = (("c(?X,?Z) :- e(?X,?Y), e(?Y,?Z) .\n", "c") if task == "compose" else
+                         ("anc(?X,?Y) :- e(?X,?Y) .\nanc(?X,?Z) :- e(?X,?Y), anc(?Y,?Z) .\n", "anc"))
+        out["median_s"], n = nemo_run(pairs, program, pred, runs)
         out["load_s"] = time.perf_counter() - t0 - out["median_s"] * runs
         out["facts"] = n - len(set(pairs)) if task == "tc" else n
     elif engine == "networkx":
@@ -468,7 +469,7 @@ def main() -> None:
                                                  tdb + others, args.runs)
                     else:
                         rows = [spawn({"task": task, "engine": e, "runs": args.runs, "kind": kind, "size": size})
-                                for e in tdb + [o for o in others if o != "nemo"]]
+                                for e in tdb + others]
                     show(f"{kind} {size:,} edges, {'transitive closure' if task == 'tc' else 'composition rule'}", rows)
     if "rules" in args.only:
         for name, size, title in RULE_WORKLOADS:
@@ -478,7 +479,7 @@ def main() -> None:
         size = min(args.sizes)
         for kind in args.kinds:
             rows = spawn_interleaved({"task": "compose", "kind": kind, "size": size},
-                                     ["thinkingdb", NUMPY] + tdb[1:] + [o for o in others if o != "nemo"], args.runs)
+                                     ["thinkingdb", NUMPY] + tdb[1:] + others, args.runs)
             show(f"fresh processes, one run each: {kind} {size:,} edges, composition rule", rows)
     if "query" in args.only:
         size = max(args.sizes)
