@@ -194,25 +194,30 @@ class AccessTable:
         return t
 
     def _build(self, rows: Iterable[tuple]) -> None:
-        ids, groups, regions, starts, ends = [], [], [], [], []
-        group_of: dict[frozenset[str], int] = {}
-        region_of: dict[str, int] = {"": 0}
-        acl_of: dict[tuple, frozenset[str]] = {}
+        ids: list[str] = []
+        combo_of: dict[tuple, int] = {}      # units share few (acl, region, dates) combinations
+        combos: list[int] = []
         for uid, tags, region, start, end in rows:
             ids.append(uid)
-            acl = acl_of.get(tags)
-            if acl is None:
-                acl = acl_of[tags] = frozenset(_norm(t) for t in tags if _norm(t))
-            groups.append(group_of.setdefault(acl, len(group_of)))
-            regions.append(region_of.setdefault(_norm(region), len(region_of)))
-            starts.append(_day(start, _FAR_PAST))
-            ends.append(_day(end, _FAR_FUTURE))
+            key = (tags, region, start, end)
+            c = combo_of.get(key)
+            if c is None:
+                c = combo_of[key] = len(combo_of)
+            combos.append(c)
+        group_of: dict[frozenset[str], int] = {}
+        region_of: dict[str, int] = {"": 0}
+        table = []
+        for tags, region, start, end in combo_of:
+            acl = frozenset(_norm(t) for t in tags if _norm(t))
+            table.append((group_of.setdefault(acl, len(group_of)), region_of.setdefault(_norm(region), len(region_of)),
+                          _day(start, _FAR_PAST), _day(end, _FAR_FUTURE)))
         self._ids: list[str] | None = ids
         self._n = len(ids)
         self._row: dict[str, int] | None = None
         self._groups = list(group_of)          # acl tag set per group id
         self._region_of = region_of
-        self._columns = (groups, regions, starts, ends)   # as numpy arrays on the first view that needs them
+        # per unit: its combination's group, region, from and to (numpy arrays on the first view)
+        self._columns = tuple([table[c][k] for c in combos] for k in range(4))
 
     @classmethod
     def from_arrays(cls, ids: Callable[[], list[str]], n: int, groups: list, regions: list[str], group: np.ndarray,

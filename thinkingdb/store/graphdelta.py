@@ -19,7 +19,6 @@ a first write rebuild the file whole, as before.
 
 from __future__ import annotations
 
-import bisect
 import os
 from typing import TYPE_CHECKING
 
@@ -284,16 +283,19 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         p = probe.base_insertion_point(k)
         return p if p < nb and probe.base_key(p) == k else None
 
-    keys = {x for s, _, o, _ in changes for x in (s, o)}
+    n = len(changes)
+    S, R, O, C = zip(*changes) if n else ((), (), (), ())
+    keys = set(S) | set(O)
     if len(keys) > max(BULK_KEYS, nb // SEARCH_COST):   # decode the base's keys once, not a search each
         every = {k: i for i, k in enumerate(base.symbols())}
         sym_ids = {k: every.get(k) for k in keys}
     else:
         sym_ids = {k: base_id(k) for k in keys}
     new_keys = sorted(set(old_new) | {k for k, b in sym_ids.items() if b is None})
-    new_rels = sorted(set(old_rels) | {r for _, r, _, _ in changes if r not in base_rel})
+    new_rels = sorted(set(old_rels) | {r for r in set(R) if r not in base_rel})
     nbx = nb + len(new_keys)
-    ext_sym = lambda k: sym_ids[k] if sym_ids.get(k) is not None else nb + bisect.bisect_left(new_keys, k)  # noqa: E731
+    new_at = {k: nb + i for i, k in enumerate(new_keys)}
+    ext = {k: b if b is not None else new_at[k] for k, b in sym_ids.items()}
     rel_ids = {**base_rel, **{k: nbr + i for i, k in enumerate(new_rels)}}
     # old entries, renumbered into the new extended ids
     if old is not None and old.n_entries:
@@ -301,32 +303,34 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         oe, ox = np.divmod(code, old.nbx)
         sym_map = np.concatenate([np.arange(nb), nb + np.searchsorted(new_keys, old_new).astype(np.int64)])
         rel_map = np.array([e if e < nbr else rel_ids[old.ext_relations[e]] for e in range(len(old.ext_relations))])
-        E = {(int(r), int(s), int(o)): (float(c), bool(i)) for r, s, o, c, i in
-             zip(rel_map[oe], sym_map[ox], sym_map[oth], oc, oin)}
+        o_r, o_s, o_o = rel_map[oe].astype(np.int64), sym_map[ox], sym_map[oth]
+        o_c, o_in = np.asarray(oc, dtype=np.float64), np.asarray(oin, dtype=bool)
     else:
-        E = {}
-    ckeys = [(rel_ids[r], ext_sym(s), ext_sym(o)) for s, r, o, _ in changes]
-    if len(changes) > max(BULK_KEYS, base.n_facts // SEARCH_COST):   # one code array per relation touched
-        found = _base_confs(base, nb, nbr, *(np.array([k[i] for k in ckeys], dtype=np.int64) for i in range(3)))
-        base_conf = dict(zip(ckeys, (None if x != x else x for x in found.tolist())))
-    else:
-        base_conf = {k: (_base_conf(base, *k) if k[0] < nbr and k[1] < nb and k[2] < nb else None) for k in ckeys}
-    for key, (_, _, _, c) in zip(ckeys, changes):
-        prior = E.get(key)
-        bc = base_conf[key]
-        inbase = prior[1] if prior is not None else bc is not None
-        if inbase:
-            if c is not None and c == bc:
-                E.pop(key, None)
-                continue
-        elif c is None:
-            E.pop(key, None)
-            continue
-        E[key] = (float("nan") if c is None else float(c), inbase)
-    items = sorted(E.items())
-    r_, s_, o_ = (np.array([k[i] for k, _ in items], dtype=np.int64) for i in range(3))
-    conf = np.array([v[0] for _, v in items], dtype=np.float64)
-    inb = np.array([v[1] for _, v in items], dtype=np.uint8)
+        o_r = o_s = o_o = np.zeros(0, dtype=np.int64)
+        o_c, o_in = np.zeros(0), np.zeros(0, dtype=bool)
+    c_r = np.fromiter(map(rel_ids.__getitem__, R), np.int64, n)
+    c_s = np.fromiter(map(ext.__getitem__, S), np.int64, n)
+    c_o = np.fromiter(map(ext.__getitem__, O), np.int64, n)
+    c_c = np.array([float("nan") if c is None else c for c in C], dtype=np.float64)
+    # A change's entry depends on its new confidence and the base's alone (an old entry of the same
+    # triple was made against the same base): equal to the base's, or gone where the base lacks it,
+    # it is no entry; else (confidence or NaN, in base). The last change of a triple wins, and it
+    # replaces the old entry; old entries no change touches stay.
+    bc = _base_confs(base, nb, nbr, c_r, c_s, c_o)
+    c_in = ~np.isnan(bc)
+    c_keep = ~np.where(c_in, ~np.isnan(c_c) & (c_c == bc), np.isnan(c_c))
+    m = len(o_r)
+    a_r, a_s, a_o = np.concatenate([o_r, c_r]), np.concatenate([o_s, c_s]), np.concatenate([o_o, c_o])
+    order = np.lexsort((np.arange(m + n), a_o, a_s, a_r))
+    last = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        k_r, k_s, k_o = a_r[order], a_s[order], a_o[order]
+        last[:-1] = (k_r[1:] != k_r[:-1]) | (k_s[1:] != k_s[:-1]) | (k_o[1:] != k_o[:-1])
+    win = order[last]
+    win = win[(win < m) | c_keep[np.maximum(win - m, 0)]] if n else win
+    r_, s_, o_ = a_r[win], a_s[win], a_o[win]
+    conf = np.concatenate([o_c, c_c])[win]
+    inb = np.concatenate([o_in, c_in])[win].astype(np.uint8)
     # which symbols and relations occur now
     gone_e, added = np.isnan(conf), ~np.isnan(conf) & (inb == 0)
     occ = np.zeros(nbx, dtype=np.int64)
@@ -396,20 +400,3 @@ def _base_confs(base: GraphArrays, nb: int, nbr: int, r: np.ndarray, s: np.ndarr
         hit = code[pos] == want if len(code) else np.zeros(len(sel), dtype=bool)
         out[sel[hit]] = 1.0 if conf is None else conf[p0 + pos[hit]]
     return out
-
-
-def _base_conf(base: GraphArrays, r: int, s: int, o: int) -> float | None:
-    import numpy as np
-    a = base.arrays
-    lo, hi = int(a["out_rel"][r]), int(a["out_rel"][r + 1])
-    keys = a["out_keys"][lo:hi]
-    i = int(np.searchsorted(keys, keys.dtype.type(s)))
-    if i >= len(keys) or keys[i] != s:
-        return None
-    p0, p1 = int(a["out_ptr"][lo + i]), int(a["out_ptr"][lo + i + 1])
-    vals = a["out_vals"][p0:p1]
-    j = int(np.searchsorted(vals, vals.dtype.type(o)))
-    if j >= len(vals) or vals[j] != o:
-        return None
-    c = a.get("out_conf")
-    return 1.0 if c is None else float(c[p0 + j])

@@ -148,11 +148,12 @@ def hidden_changes(conn, hidden_ids: list[str]) -> list[tuple]:
         return []
     rows = conn.execute(
         "WITH hidden(id) AS MATERIALIZED (SELECT value FROM json_each(?1)), "
-        "touched(fact) AS (SELECT DISTINCT p.fact FROM provenance p WHERE p.unit_id IN (SELECT id FROM hidden)) "
-        "SELECT f.subject, f.relation, f.object, f.confidence, "
-        "(SELECT max(q.confidence) FROM provenance q WHERE q.fact = f.id AND (q.unit_id IS NULL OR "
-        "(q.unit_id NOT IN (SELECT id FROM hidden) AND q.unit_id IN (SELECT id FROM units)))) "
-        "FROM touched JOIN facts f ON f.id = touched.fact",
+        "touched(fact) AS MATERIALIZED (SELECT DISTINCT p.fact FROM provenance p "
+        "  WHERE p.unit_id IN (SELECT id FROM hidden)) "
+        "SELECT f.subject, f.relation, f.object, f.confidence, m.best FROM "
+        "(SELECT p.fact AS fact, max(CASE WHEN p.unit_id IS NULL OR (p.unit_id NOT IN (SELECT id FROM hidden) "
+        "  AND p.unit_id IN (SELECT id FROM units)) THEN p.confidence END) AS best "
+        " FROM touched t JOIN provenance p ON p.fact = t.fact GROUP BY p.fact) m JOIN facts f ON f.id = m.fact",
         (json.dumps(hidden_ids),)).fetchall()
     return [(s, r, o, best) for s, r, o, c, best in rows if best is None or best != c]
 
