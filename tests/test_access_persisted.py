@@ -176,7 +176,7 @@ def _generated(tmp_path, seed: int) -> str:
     syms = [f"s{i}" for i in range(12)]
     units = []
     for i in range(25):
-        u = {"id": f"u{i:02d}", "triples": [[rng.choice(syms), rng.choice(("r", "t")), rng.choice(syms),
+        u = {"id": f"u{i:02d}", "topic": rng.choice(syms + ["S3 and more", "no such symbol", ""]), "triples": [[rng.choice(syms), rng.choice(("r", "t")), rng.choice(syms),
                                               rng.choice((0.3, 0.5, 0.8, 1.0))] for _ in range(rng.randint(0, 4))]}
         if rng.random() < 0.4:
             u["acl"] = rng.sample(["x", "y", "z"], rng.randint(1, 2))
@@ -250,3 +250,19 @@ def test_lazy_fact_access_answers_as_the_eager_one(tmp_path, seed):
             assert lazy.unit_facts.get(u) == eager.unit_facts.get(u)
         assert dict(lazy.fact_units) == eager.fact_units          # read whole when iterated
         assert dict(lazy.unit_facts) == eager.unit_facts and dict(lazy.public) == eager.public
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_topic_index_read_without_the_units_text_is_the_units_one(tmp_path, seed):
+    from thinkingdb.retrieval.lanes import Lanes, topic_key
+    db = _generated(tmp_path, seed)
+    with KnowledgeBase(db, default_rules=False) as kb:
+        lanes = Lanes(kb, kb._state())
+        got, topics = lanes.topic_index(), lanes.topic_units()
+        assert not lanes.units.loaded                       # ids and topics read, not the units
+        want: dict[str, list[str]] = {}
+        for u in kb.store.units():
+            if (k := topic_key(u)) is not None:
+                want.setdefault(k, []).append(u.id)
+        assert got == want and got
+        assert topics == {k: v for k, v in want.items() if kb.graph.symbol_id(k) is not None} and topics

@@ -333,15 +333,22 @@ class Lanes:
         """Symbol key → the units whose topic is that symbol (the units *about* it; filtered by the
         caller's visibility where used)."""
         if self._topics is None:
-            graph = self.state.graph
-            self._topics = {k: ids for k, ids in self.topic_index().items() if graph.symbol_id(k) is not None}
+            index = self.topic_index()
+            known = self.state.graph.known_symbols(index)   # one set intersection, not a search per key
+            self._topics = {k: ids for k, ids in index.items() if k in known}
         return self._topics
 
     def topic_index(self) -> dict[str, list[str]]:
         """Symbol key → the units whose topic names it, whether or not a fact holds the symbol."""
         if self._topics_all is None:
             topics: dict[str, list[str]] = {}
-            for u in self.units:
+            units = self.units
+            reader = getattr(self.state, "reader", None)
+            if reader is not None and not getattr(units, "loaded", True):   # ids and topics only, not the text
+                from types import SimpleNamespace
+                units = [SimpleNamespace(id=i, topic=t or "") for i, t in reader.read(
+                    lambda conn: conn.execute("SELECT id, topic FROM units ORDER BY id").fetchall())]
+            for u in units:
                 key = topic_key(u)
                 if key is not None:
                     topics.setdefault(key, []).append(u.id)
