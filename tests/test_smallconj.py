@@ -114,9 +114,16 @@ def test_the_pure_python_conjunction_runs_where_it_should():
                   run(10_000, closure, g, RULES, goals=[q], limits=Limits(max_nodes=100)),   # a node bound
                   run(10_000, closure, FactGraph(fs + [Fact("a", "r", "e", 0.5)]), RULES, goals=[q])):  # r below 1
         assert not isinstance(other, smallconj.SmallConjResult)
+    # a best walk: `a r ?x, ?x t+ ?y` with c t d @0.5, d t e @0.5, c t e @0.2: c reaches d at 0.5, e at 0.25
+    walks = FactGraph(fs + [Fact("d", "t", "e", 0.5), Fact("c", "t", "e", 0.2)])
     best = Query((QueryPattern("a", PathRel("r"), Var("x")),
                   QueryPattern(Var("x"), PathRepeat(PathRel("t"), 1, None), Var("y"))))
-    assert not isinstance(run(10_000, closure, g, RULES, goals=[best]), smallconj.SmallConjResult)   # a best walk
+    assert isinstance(run(10_000, closure, walks, RULES, goals=[best]), smallconj.SmallConjResult)
+    got = run(10_000, evaluate, best, walks, RULES)
+    assert [(a.bindings["x"], a.bindings["y"], a.score) for a in got.answers] == [("c", "d", 0.5), ("d", "e", 0.5),
+                                                                                   ("c", "e", 0.25)]
+    assert [str(p.conclusion) for p in got.answers[2].proof.premises[1].premises] == ["c t d", "d t e"]
+    assert summary(got) == summary(run(0, evaluate, best, walks, RULES))
 
 
 def test_max_derived_stops_at_a_start_counted_by_hand():

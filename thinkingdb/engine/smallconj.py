@@ -13,8 +13,9 @@ made by :func:`thinkingdb.engine.conjanswers.table_answers` as the array path's 
 It hands the question to the array path (returns None) once the reach sets it built and the rows it
 made pass :data:`SMALL_CONJ` — measured, so the work spent before giving up is bounded — and for every
 shape it does not handle: a rule weight or a confidence of a closed relation below 1 (or not known
-without numpy), a best walk (``t+`` over confidences below 1), a node bound, a relation a layer rule
-derives. Several closed relations (``is_a`` and ``part_of`` both transitive) are handled, each with its
+without numpy), a node bound, a relation a layer rule derives. A best walk (``t+`` over confidences
+below 1) is the general evaluator's own (:class:`~thinkingdb.engine.paths.PathWalk`), as the array
+path's :func:`~thinkingdb.engine.bfs.widest` is tested to be. Several closed relations (``is_a`` and ``part_of`` both transitive) are handled, each with its
 own searches, as the array path does.
 
 >>> from thinkingdb.engine.conjanswers import table_answers
@@ -37,9 +38,10 @@ from __future__ import annotations
 
 import time
 
-from ..model import Limits
+from ..model import Limits, PathInv, PathRel, PathRepeat
 from .conj import Table, plan_conjunction
 from .rules import fast_path_plan
+from .paths import PathWalk
 from .results import FactView
 from .smallsource import _Layers, _ones, _Small, closed_fact_proof
 
@@ -186,7 +188,7 @@ def small_conjunction(g, ids, rules, goals, limits: Limits, alternatives: int, d
         rels[r] = _Small(g, r, trule, src, rules, deadline)
     res = SmallConjResult(g, ids, rules, rels)
     steps = plan_conjunction(res, goals[0], limits, ones=_ones)
-    if steps is None or any(st.kind == "best" for st in steps):
+    if steps is None:
         return None
     try:
         res.table = _run(res, goals[0], steps, limits, deadline, budget)
@@ -209,6 +211,7 @@ def _run(view: SmallConjResult, query, steps, limits: Limits, deadline, budget: 
     sets: dict[tuple, tuple] = {}
     late: set[tuple] = set()   # (kind, relation, direction) whose search the deadline cut (as the array
                                # path's, each memo stops there for good)
+    best: dict[tuple, PathWalk] = {}
 
     def members(st, u: int):
         """``u``'s set for step ``st``: (ascending ids, a set of them or, for one asserted step, a
@@ -220,6 +223,21 @@ def _run(view: SmallConjResult, query, steps, limits: Limits, deadline, budget: 
                 row = (g._out if st.direction else g._in)[st.r].get(u) or {}
                 ends = sorted(row)
                 conf = {v: row[v] for v in ends}
+                got = (ends, conf, list(conf.values()))
+            elif st.kind == "best":   # r+ / r* over asserted facts of any confidence: the evaluator's best walks
+                walk = best.get((st.r, st.direction, st.lo))
+                if walk is None:
+                    rel = PathRel(view.ids.rel_key(st.r))
+                    path = PathRepeat(rel if st.direction else PathInv(rel), st.lo, None)
+                    walk = best[(st.r, st.direction, st.lo)] = PathWalk(view, path, max_nodes=left[0], deadline=deadline)
+                walk.max_nodes = left[0]
+                found = walk.run(u)
+                if walk.truncated == "nodes":
+                    raise _Over
+                if walk.truncated == "time":
+                    late.add(key[:3])
+                ends = sorted(found)
+                conf = {v: found[v][0] for v in ends}
                 got = (ends, conf, list(conf.values()))
             else:
                 if st.kind == "closed":
@@ -286,20 +304,20 @@ def _run(view: SmallConjResult, query, steps, limits: Limits, deadline, budget: 
                     hit.append(j)
             cols = {k: [v[j] for j in hit] for k, v in cols.items()}
             scores = {k: [v[j] for j in hit] for k, v in scores.items()}
-            if sc:
+            if st.kind in ("hop", "best"):
                 scores[st.i] = sc
             n_rows = len(hit)
             continue
         idx: list[int] = []
         vals: list[int] = []
-        sc = [] if st.kind == "hop" else None
+        sc = [] if st.kind in ("hop", "best") else None
         for j in range(n_rows):
             ends, _, conf = members(st, K[j])
             idx.extend([j] * len(ends))
             vals.extend(ends)
             if sc is not None:
                 sc.extend(conf)
-        if st.lo == 0:    # r*: the start itself, unless its set already holds it
+        if st.lo == 0 and st.kind != "best":    # r*: the start itself, unless its set already holds it
             extra = [j for j in range(n_rows) if K[j] not in members(st, K[j])[1]]
             idx.extend(extra)
             vals.extend(K[j] for j in extra)
