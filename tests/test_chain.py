@@ -9,6 +9,9 @@ general engine). Then the class's edges (declarations on ``t`` decline) and case
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +20,7 @@ from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.query import evaluate, why
 from thinkingdb.engine.rules import compile_declarations, default_rules, relevant_rules
+from test_bulk import mapped
 from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathInv, PathRel, Query, QueryPattern, Rule, Triple,
                               Var)
 
@@ -90,6 +94,20 @@ def test_why_of_a_chain_fact_equals_the_full_closure(fs, right, e_first, kind, a
     assert (got is None) == (want is None)
     if got is not None:
         assert got.to_json() == want.to_json()
+
+
+@settings(max_examples=60, deadline=None)
+@given(facts, st.booleans(), st.booleans(), st.sampled_from(("asserted", "derived")), st.sampled_from(SYMBOLS),
+       st.booleans())
+def test_chain_over_a_memory_mapped_graph_equals_the_full_closure(fs, right, e_first, kind, const, bind_subject):
+    # the step facts' cone and the columnar run read the graph file's rows (ids are canonical ranks there)
+    rules = (chain_rule(right, e_first, 0.9),) + step_rules(kind)
+    s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
+    q = Query((QueryPattern(s, PathRel("t"), o),))
+    want = dump(evaluate(q, FactGraph(fs), rules, goal_directed=False))
+    with tempfile.TemporaryDirectory() as tmp:
+        got = evaluate(q, mapped(fs, Path(tmp)), rules, limits=Limits(max_derived=2_000_000, timeout_ms=30_000))
+        assert dump(got) == want
 
 
 def engine_of(fs, rules, pattern, limits=Limits()):
