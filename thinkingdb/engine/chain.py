@@ -34,8 +34,9 @@ nodes asserting ``T`` for ``g``, over every node that reaches one.
 ``S``. A best-first search from ``S`` gives ``P(c)``, the best product of steps to each node ``c``.
 For a goal, the best chain ends at an asserting node ``a`` maximizing ``P(a) · conf``; every step
 ``u → v`` of a chain within a relative ``DELTA`` of the best satisfies ``P(u) · step ≥ P(v) · (1 −
-DELTA)`` (its *slack* steps), so the goal is replayed over the nodes from which a slack chain leads
-to an asserting node within ``DELTA`` of the best — usually the chain itself. A version within
+DELTA)`` (its *slack* steps; :data:`~thinkingdb.engine.chainresult.DELTA`), so the goal is
+replayed over the nodes from which a slack chain leads to an asserting node within ``DELTA`` of the
+best — usually the chain itself. A version within
 ``DELTA`` of a node's best comes from such chains only, so it appears in the same round as in the
 full closure, with the same derivation. The replay is accepted when its value is within
 ``DELTA / 10`` of the bound; otherwise (the best chain ran through another node asserting the same
@@ -80,10 +81,9 @@ import time
 from dataclasses import dataclass
 
 from ..model import Limits, PathInv, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
-from .chainresult import DELTA, ChainResult, Timeout
 from .results import GraphView
 
-__all__ = ["DELTA", "Shape", "shape_of", "linear_chain", "ChainResult"]
+__all__ = ["Shape", "shape_of", "linear_chain"]
 
 
 
@@ -144,9 +144,9 @@ def shape_of(rules: tuple[Rule, ...], relation: str) -> Shape | None:
 
 
 def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadline, closure):
-    """The :class:`ChainResult` for ``goals`` when the rule set and the question are in the class
-    (module docstring) and no bound would cut the run, else None; ``closure`` runs the inner
-    closure (:func:`thinkingdb.engine.closure.closure`, which calls this)."""
+    """The :class:`~thinkingdb.engine.chainresult.ChainResult` for ``goals`` when the rule set and
+    the question are in the class (module docstring) and no bound would cut the run, else None;
+    ``closure`` runs the inner closure (:func:`thinkingdb.engine.closure.closure`, which calls this)."""
     goals = tuple(goals)
     if limits.max_depth is not None or alternatives or len(goals) != 1 or len(goals[0].patterns) != 1:
         return None
@@ -166,6 +166,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     consts = [t for t in (node_t, goal_t) if not isinstance(t, Var)]
     if any(ids.find_sym(t) is None or ids.find_sym(t) >= len(g._syms) for t in consts):
         return None
+    from .chainresult import Timeout  # noqa: PLC0415 (a question this engine declines loads only this module)
     try:
         res = _run(g, rules, shape, node_t, goal_t, limits, deadline, closure)
     except Timeout:
@@ -180,6 +181,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
 
 
 def _run(g, rules, shape: Shape, node_t, goal_t, limits, deadline, closure):
+    from .chainresult import ChainResult  # noqa: PLC0415
     from .rules import relevant_rules  # noqa: PLC0415
     inner_rules = relevant_rules(tuple(r for r in rules if r is not shape.rule), [shape.step])
     plus = PathRepeat(PathRel(shape.step), 1, None)

@@ -362,7 +362,8 @@ class ChainResult(FactView):
         for k, v in reversed(chain):
             n = k[0] if self.shape.right else k[2]
             e = self.step_proof(self.ekey(n, v[2]), v[1] - 1)
-            proof = Proof.derived(self.ids.triple(k), self.name, self.w, (e, proof) if self.shape.e_at == 0 else (proof, e))
+            prem = (e, proof) if self.shape.e_at == 0 else (proof, e)
+            proof = Proof.derived(self.ids.triple(k), self.name, self.w, prem)
         return proof
 
     def out(self, r: int, s: int) -> dict[int, float]:
