@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from ..errors import ThinkingDBError, translate
-from .commands import add_command
+from .commands import HelpFormatter, add_command
 from ..model import Limits
 from ..store.sqlite import DEFAULT_PATH
 
@@ -365,14 +365,14 @@ def command_of(argv: Sequence[str]) -> str | None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``only`` (one of :data:`COMMANDS`) of that one only: a
     question in a fresh process does not build and format the options of twenty others."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=HelpFormatter)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help=f"the store file (default {DEFAULT_PATH}, or $THINKINGDB_DB)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
     common.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help="no progress or summary")
 
     parser = _Parser(prog="thinkingdb", description="ThinkingDB: a symbolic reasoning engine for knowledge bases.",
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     formatter_class=HelpFormatter,
                      epilog="example:\n  thinkingdb --db kb.sqlite ingest examples/software.tdb\n"
                             "  thinkingdb --db kb.sqlite query '? AchillesIDE relevant_for ?goal.'")
     parser.add_argument("--db", default=os.environ.get("THINKINGDB_DB", DEFAULT_PATH), metavar="PATH",
