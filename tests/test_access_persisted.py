@@ -266,3 +266,14 @@ def test_the_topic_index_read_without_the_units_text_is_the_units_one(tmp_path, 
                 want.setdefault(k, []).append(u.id)
         assert got == want and got
         assert topics == {k: v for k, v in want.items() if kb.graph.symbol_id(k) is not None} and topics
+
+
+def test_a_unit_is_found_by_id_without_reading_every_unit(db):
+    from thinkingdb.retrieval.lanes import Lanes
+    with KnowledgeBase(db, default_rules=False) as kb:
+        lanes = Lanes(kb, kb._state())
+        assert lanes.by_id.get("sec") == kb.store.unit("sec") and lanes.by_id["pub"].id == "pub"
+        assert "nobody" not in lanes.by_id and lanes.by_id.get("nobody") is None
+        assert not lanes.units.loaded
+        assert sorted(lanes.by_id) == ["eu", "old", "pub", "sec"]     # iterating reads them all
+        assert lanes.units.loaded and isinstance(lanes.by_id, dict)

@@ -130,10 +130,18 @@ class Lanes:
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
 
     @property
-    def by_id(self) -> dict:
-        """Unit id -> unit (made on first use)."""
-        if self._by_id is None:
-            self._by_id = {u.id: u for u in self.units}
+    def by_id(self):
+        """Unit id -> unit: a dict over the units once they are read whole; before, a mapping that reads
+        the units asked for one at a time (a server's unit page need not read 100,000 units)."""
+        if self._by_id is None or (not isinstance(self._by_id, dict) and getattr(self.units, "loaded", True)):
+            reader = getattr(self.state, "reader", None)
+            if reader is None or getattr(self.units, "loaded", True):
+                self._by_id = {u.id: u for u in self.units}
+            else:
+                from ..store.stateread import LazyMapping
+                whole = lambda need: {u.id: u for u in self.units} if need else None  # noqa: E731
+                self._by_id = LazyMapping(lambda uid: reader.read(lambda conn: reader.store.unit(uid))
+                                      if isinstance(uid, str) else None, whole)
         return self._by_id
 
     @property

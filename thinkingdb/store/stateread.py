@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from ..errors import StoreError
 from ..model import Triple
 
-__all__ = ["StaleRead", "StateReader", "StoreUnits", "LazyFactAccess", "read_access"]
+__all__ = ["StaleRead", "StateReader", "StoreUnits", "LazyFactAccess", "LazyMapping", "read_access"]
 
 T = TypeVar("T")
 
@@ -111,7 +111,7 @@ def read_access(conn) -> list[tuple[str, tuple[str, ...], str, str, str]]:
 _MISSING = object()
 
 
-class _Lookup:
+class LazyMapping:
     """A read-only mapping filled one key at a time by ``fetch(key)`` (None: no such key); iterating
     it, or asking its size, reads everything through ``load()``."""
 
@@ -163,9 +163,9 @@ class LazyFactAccess:
         self._reader = reader
         self._rows: dict[Triple, list] = {}
         self._full = None
-        self.unit_facts = _Lookup(self._unit_facts, lambda need: self._everything(need, 0))
-        self.fact_units = _Lookup(self._fact_units, lambda need: self._everything(need, 1))
-        self.public = _Lookup(self._public, lambda need: self._everything(need, 2))
+        self.unit_facts = LazyMapping(self._unit_facts, lambda need: self._everything(need, 0))
+        self.fact_units = LazyMapping(self._fact_units, lambda need: self._everything(need, 1))
+        self.public = LazyMapping(self._public, lambda need: self._everything(need, 2))
 
     def _everything(self, need: bool, part: int):
         if self._full is None:
