@@ -113,9 +113,15 @@ _MISSING = object()
 
 class LazyMapping:
     """A read-only mapping filled one key at a time by ``fetch(key)`` (None: no such key); iterating
-    it, or asking its size, reads everything through ``load()``."""
+    it, or asking its size, reads everything through ``load(True)`` (``load(False)``: the whole
+    mapping if it was read already, else None).
 
-    def __init__(self, fetch: Callable[[Any], Any], load: Callable[[], dict]) -> None:
+    >>> m = LazyMapping(lambda k: k * 2 if k < 3 else None, lambda need: {0: 0, 1: 2, 2: 4} if need else None)
+    >>> m.get(2), m.get(7), 7 in m, sorted(m)
+    (4, None, False, [0, 1, 2])
+    """
+
+    def __init__(self, fetch: Callable[[Any], Any], load: Callable[[bool], dict | None]) -> None:
         self._fetch, self._load = fetch, load
         self._memo: dict = {}
 
