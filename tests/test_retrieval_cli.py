@@ -59,7 +59,25 @@ def test_search_text_output_and_proofs(db, capsys):
     code, out, _ = run(capsys, "--db", db, "search", "where is wet clay stored in", "--profile", "kb-thinkingdb",
                        "--as-of", "2026-01-15")
     assert code == 0 and out.startswith("1. clay-note")
-    assert "wet clay stored_in sealed bins" in out or "wet_clay stored_in sealed_bins" in out
+    assert "     wet clay stored_in sealed bins  [score 1, asserted]" in out.splitlines()   # labels, not keys
+
+
+def test_search_reads_the_labels_of_the_printed_proofs_only(db, capsys, monkeypatch):
+    asked = []
+    real = KnowledgeBase.labels
+
+    def labels(self, **kw):
+        asked.append(kw.get("keys"))
+        return real(self, **kw)
+
+    monkeypatch.setattr(KnowledgeBase, "labels", labels)
+    code, out, _ = run(capsys, "--db", db, "search", "where is wet clay stored in", "--profile", "kb-thinkingdb",
+                       "--as-of", "2026-01-15")
+    assert code == 0 and asked == [{"wet_clay", "sealed_bins"}]
+    asked.clear()
+    code, out, _ = run(capsys, "--db", db, "search", "where is wet clay stored in", "--profile", "kb-thinkingdb",
+                       "--as-of", "2026-01-15", "--no-proofs")
+    assert code == 0 and asked == [] and "stored_in" not in out
 
 
 def test_search_profile_file_and_bad_inputs(db, tmp_path, capsys):

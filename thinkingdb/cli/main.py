@@ -233,18 +233,6 @@ def _why_not(args, kb, fact: str) -> int:
     return EXIT_NO_ANSWER if ans.holds else 0
 
 
-def _proof_keys(proof) -> set[str]:
-    """The symbol keys a proof shows (its conclusions' ends, alternatives included)."""
-    keys, todo = set(), [proof]
-    while todo:
-        p = todo.pop()
-        if p.conclusion is not None:
-            keys.update((p.conclusion.subject, p.conclusion.object))
-        todo.extend(p.premises)
-        todo.extend(p.alternatives)
-    return keys
-
-
 def cmd_why(args) -> int:
     with _open(args) as kb:
         for path in args.rules or ():
@@ -265,9 +253,9 @@ def cmd_why(args) -> int:
         if fmt == "json":
             sys.stdout.write(json.dumps({"proof": proof.to_json(), "provenance": prov}, ensure_ascii=False) + "\n")
         elif fmt == "dot":
-            sys.stdout.write(proof.to_dot(kb.labels(keys=_proof_keys(proof), **_who(args))))
+            sys.stdout.write(proof.to_dot(kb.labels(keys=proof.symbols(), **_who(args))))
         else:
-            sys.stdout.write(proof.to_text(kb.labels(keys=_proof_keys(proof), **_who(args))).rstrip("\n") + "\n")
+            sys.stdout.write(proof.to_text(kb.labels(keys=proof.symbols(), **_who(args))).rstrip("\n") + "\n")
             if args.sources:
                 for fact, rows in prov.items():
                     for row in rows:

@@ -73,7 +73,10 @@ def cmd_search(args) -> int:
         if args.budget_tokens is not None:
             from ..retrieval.pipeline import fold_result
             res = fold_result(kb, res, args.budget_tokens, diversity_bias=args.diversity_bias)
-        labels = kb.labels(caller=_caller(args), as_of=args.as_of) if not args.json and res.results else {}
+        labels = {}
+        if args.proofs and not args.json:   # the labels of the symbols the printed proofs show, only those
+            keys = set().union(*(r.proof.symbols() for r in res.results if r.proof is not None))
+            labels = kb.labels(caller=_caller(args), as_of=args.as_of, keys=keys) if keys else {}
     if args.json:
         sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False) + "\n")
         return 0 if res.results else 1

@@ -99,6 +99,25 @@ class Proof(Value):
         return Proof(self.conclusion, self.score, self.depth, self.kind, self.rule, self.weight,
                      self.premises, tuple(alternatives))
 
+    def symbols(self) -> set[str]:
+        """The symbol keys the tree shows: both ends of every node's conclusion, alternatives
+        included (what a printed proof needs labels for).
+
+        >>> a = Proof.asserted(Triple("x", "r", "y"), 1.0)
+        >>> b = Proof.asserted(Triple("y", "r", "z"), 1.0)
+        >>> sorted(Proof.derived(Triple("x", "s", "w"), "k", 1.0, (a, b)).symbols())
+        ['w', 'x', 'y', 'z']
+        """
+        keys: set[str] = set()
+        todo = [self]
+        while todo:
+            p = todo.pop()
+            if p.conclusion is not None:
+                keys.update((p.conclusion.subject, p.conclusion.object))
+            todo.extend(p.premises)
+            todo.extend(p.alternatives)
+        return keys
+
     def facts(self) -> list[Triple]:
         """Every triple in the tree (conclusions of all nodes), depth first, without repeats."""
         seen: dict[Triple, None] = {}
