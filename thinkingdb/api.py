@@ -31,12 +31,6 @@ if TYPE_CHECKING:   # ingest loads the readers (Markdown, RDF, bulk, numpy): onl
 DEFAULT_LIMITS = Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000)
 
 
-def default_rule_program():
-    """The shipped default rule library, compiled (rules and declarations)."""
-    from .engine.rules import default_rules_text
-    return compile_source(default_rules_text(), "<default rules>")
-
-
 class _Cache(Record):
     """Everything read from the store at one generation, in one read transaction — the units and who
     asserted what are read on first use, at the same store state (store/stateread.py)."""
@@ -300,14 +294,14 @@ class KnowledgeBase:
     def _read_rules(self) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, str], ...]]:
         """The public rules in force (defaults, stored, added, compiled declarations) and the rules of
         restricted units with their unit ids, read from the store now."""
-        from .engine.rules import compile_declarations
+        from .engine.rules import compile_declarations, default_rule_set
         stored = self.store.rule_rows()
         decls: list[Declaration] = list(self.store.declarations()) + list(self._extra_decls)
         rules: list[Rule] = []
-        if self.default_rules:
-            prog = default_rule_program()
-            rules += [r for r, _ in prog.rules]
-            decls += [d for d, _ in prog.declarations]
+        if self.default_rules:   # precompiled while the library's text is unchanged (engine/rulelib.py)
+            lib_rules, lib_decls = default_rule_set()
+            rules += lib_rules
+            decls += lib_decls
         rules += [r for r, u in stored if u is None] + list(self._extra_rules)
         decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
         rules += list(compile_declarations(decls))
