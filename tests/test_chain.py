@@ -170,6 +170,21 @@ def test_equal_scores_take_the_shallower_proof_then_the_canonical_premises():
     assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, goal_directed=False))
 
 
+def test_a_left_linear_chain_asked_from_its_object():
+    # ?x t ?c, ?c e ?y => ?x t ?y @0.5: src t a @0.8 asserted, a e b @0.5, b e c, a e c @0.25:
+    # src t b = 0.5 × 0.8 × 0.5 = 0.2 (depth 1); src t c: through b 0.5 × 0.2 × 1.0 = 0.1 (depth 2)
+    # against straight from a 0.5 × 0.8 × 0.25 = 0.1 (depth 1): equal scores, the shallower wins
+    fs = [Fact("src", "t", "a", 0.8), Fact("a", "e", "b", 0.5), Fact("b", "e", "c"), Fact("a", "e", "c", 0.25)]
+    rules = (chain_rule(False, False, 0.5),)
+    q = Query((QueryPattern(Var("v"), PathRel("t"), "c"),))   # the node bound (the object): every subject
+    res = evaluate(q, FactGraph(fs), rules)
+    assert res.stats.engine == "chain"
+    (a,) = res.answers
+    assert (a.bindings["v"], a.score, a.proof.depth) == ("src", 0.1, 1)
+    assert [str(p.conclusion) for p in a.proof.premises] == ["src t a", "a e c"]
+    assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, goal_directed=False))
+
+
 def test_the_default_relevance_rule_is_a_chain():
     fs = [Fact("ide", "uses", "ploinky"), Fact("ploinky", "provides", "sandboxing", 0.95),
           Fact("sandboxing", "relevant_for", "secure_execution", 0.9)]
