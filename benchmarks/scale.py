@@ -329,7 +329,8 @@ def run_dataset(meta: dict, args) -> None:
 
 
 def side_by_side(meta: dict, table: dict, rules_label: str) -> None:
-    print(f"\nside by side, {meta['name']} (ratio = ThinkingDB / pyoxigraph; time is open+answer in the process)")
+    print(f"\nside by side, {meta['name']} (ratio = ThinkingDB / pyoxigraph; time is open+answer in the process, "
+          "process the whole fresh process; meets goal: both ratios and memory at most 1, not truncated)")
     print("| question | rules | ThinkingDB ms | pyoxigraph ms | time ratio | process ratio | ThinkingDB MB | "
           "pyoxigraph MB | memory ratio | answers (tdb / ox) | meets goal |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
@@ -345,12 +346,14 @@ def side_by_side(meta: dict, table: dict, rules_label: str) -> None:
             tb = e2 or f"{b['answer_ms']:,.1f}"
             ma = "" if e1 else f"{a['peak_mb']:,.0f}"
             mb = "" if e2 else f"{b['peak_mb']:,.0f}"
-            if e1 or e2:
-                print(f"| {q['name']} | {label} | {ta} | {tb} | | | {ma} | {mb} | | | no |")
+            if e1 or e2:   # ours did not finish: no; only the peer did not: ours met what the peer could not
+                verdict = "no" if e1 else f"yes (pyoxigraph: {e2})" if not a["truncated"] else "no"
+                print(f"| {q['name']} | {label} | {ta} | {tb} | | | {ma} | {mb} | | | {verdict} |")
                 continue
             rt, rm = a["answer_ms"] / max(b["answer_ms"], 1e-9), a["peak_mb"] / max(b["peak_mb"], 1e-9)
             rp = a["process_ms"] / max(b["process_ms"], 1e-9)
-            ok = rt <= 1 and rm <= 1 and not a["truncated"]
+            # the goal counts the whole fresh process as well as open+answer: a user starts one per question
+            ok = rt <= 1 and rp <= 1 and rm <= 1 and not a["truncated"]
             ans = f"{a['answers']:,} / {b['answers']:,}" + ("" if q["name"] == "why" or a["answers"] == b["answers"]
                                                             else " DIFFER")
             print(f"| {q['name']} | {label} | {ta} | {tb} | {rt:.2f} | {rp:.2f} | {ma} | {mb} | {rm:.2f} | {ans} | "
