@@ -403,3 +403,92 @@ def test_a_restricted_graph_is_the_file_with_the_changes_laid_over(tmp_path_fact
         assert len(g) == 0 and g.relations() == []
     assert gd.restricted(FactGraph([]), changes) is None  # an in-memory graph is not laid over a file
     kb.close()
+
+
+# -- temporary files of dead writers (graph, delta, view files, access table) ---------------------
+def _dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def test_remove_abandoned_takes_every_dead_writers_temporary_and_nothing_else(tmp_path):
+    import fcntl
+    from thinkingdb.store.viewfile import access_path, view_path
+    store = str(tmp_path / "kb.sqlite")
+    dead, live = _dead_pid(), os.getpid()
+    # the files a store's writers write, named by hand (and each checked against its writer's naming)
+    targets = ["kb.sqlite.graph", "kb.sqlite.graph.delta", *(f"kb.sqlite.graph.view{i}" for i in range(8)),
+               "kb.sqlite.access"]
+    assert {os.path.basename(view_path(store, f"{i:024x}")) for i in range(8)} | \
+        {os.path.basename(p) for p in (gf.graph_path(store), gd.delta_path(store), access_path(store))} == set(targets)
+    abandoned = [f"{t}.tmp.{dead}.0badc0de" for t in targets] + [f"kb.sqlite.access.tmp.{dead}.ffffffff"]
+    kept = [f"kb.sqlite.access.tmp.{live}.0badc0de", f"kb.sqlite.graph.view3.tmp.{live}.12345678",
+            f"kb.sqlite.graph.tmp.{live}.0badc0de",
+            "kb.sqlite", "kb.sqlite.access", "kb.sqlite.graph", "kb.sqlite.graph.view3", "kb.sqlite.graph.lock",
+            f"kb.sqlite.access.tmp.{dead}.0badc0d", f"kb.sqlite.access.tmp.{dead}.0BADC0DE",
+            f"kb.sqlite.access.tmp.{dead}.0badc0de.x", f"kb.sqlite.access.tmp.x{dead}.0badc0de",
+            f"kb.sqlite.accessory.tmp.{dead}.0badc0de", f"kb.sqlite.graph.view8.tmp.{dead}.0badc0de",
+            f"kb.sqlite.graph.deltas.tmp.{dead}.0badc0de", f"other.sqlite.access.tmp.{dead}.0badc0de",
+            f"kb.sqlite-wal.tmp.{dead}.0badc0de", f"x.kb.sqlite.access.tmp.{dead}.0badc0de"]
+    locked = f"kb.sqlite.graph.view5.tmp.{dead}.aaaaaaaa"   # its pid looks gone, its writer holds it locked
+    for name in abandoned + kept + [locked]:
+        (tmp_path / name).write_bytes(name.encode())
+    fd = os.open(tmp_path / locked, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        gone = gd.remove_abandoned(store)
+    finally:
+        os.close(fd)
+    assert sorted(os.path.basename(p) for p in gone) == sorted(abandoned)
+    assert sorted(os.listdir(tmp_path)) == sorted(kept + [locked])
+    assert all((tmp_path / n).read_bytes() == n.encode() for n in kept)
+    assert [os.path.basename(p) for p in gd.remove_abandoned(store)] == [locked]   # unlocked now
+
+
+KILLED_WRITER = """
+import os, sys
+import numpy as np
+from thinkingdb.store import graphfile
+from thinkingdb.store.viewfile import ACCESS_MAGIC, VIEW_MAGIC, access_path, view_path
+def die(*a):
+    os._exit(9)                       # dies after writing its temporary file, before the rename
+os.replace = die
+store = sys.argv[1]
+path, magic = (access_path(store), ACCESS_MAGIC) if sys.argv[2] == "access" else (view_path(store, "5"), VIEW_MAGIC)
+graphfile.write_container(path, magic, {"format": 1}, {"a": np.arange(10)})
+"""
+
+
+@pytest.mark.parametrize("which", ["access", "view"])
+def test_a_killed_access_or_view_writer_leaves_a_temporary_the_cleanup_removes(tmp_path, which):
+    script = tmp_path / "w.py"
+    script.write_text(KILLED_WRITER)
+    store = str(tmp_path / "kb.sqlite")
+    assert subprocess.run([sys.executable, str(script), store, which]).returncode == 9
+    left = [n for n in os.listdir(tmp_path) if ".tmp." in n]
+    assert len(left) == 1 and left[0].startswith("kb.sqlite.access.tmp." if which == "access" else "kb.sqlite.graph.view5.tmp.")
+    assert [os.path.basename(p) for p in gd.remove_abandoned(store)] == left
+    assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
+
+
+def test_a_rebuild_and_an_access_rewrite_remove_dead_writers_temporaries(tmp_path):
+    from thinkingdb.store.viewfile import load_access
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    write_source(tmp_path / "a.tdb", [("a", "p", "b", 1.0)])
+    kb.ingest([str(tmp_path / "a.tdb")])
+    store = kb.store.path
+    dead = _dead_pid()
+    names = [f"kb.sqlite.access.tmp.{dead}.0badc0de", f"kb.sqlite.graph.view2.tmp.{dead}.0badc0de"]
+    live = f"kb.sqlite.access.tmp.{os.getpid()}.0badc0de"
+    for n in names + [live]:
+        (tmp_path / n).write_bytes(b"x")
+    os.remove(gf.graph_path(store))                       # the next open rebuilds the graph file
+    assert gd.load_or_build(kb.store) is not None
+    assert sorted(n for n in os.listdir(tmp_path) if ".tmp." in n) == [live]
+    for n in names:
+        (tmp_path / n).write_bytes(b"x")
+    stamp = gf.store_stamp(kb.store)
+    table = load_access(store, stamp, lambda: [("u1", (), "", "", "")])   # no access file: written
+    assert len(table) == 1 and os.path.exists(tmp_path / "kb.sqlite.access")
+    assert sorted(n for n in os.listdir(tmp_path) if ".tmp." in n) == [live]
+    kb.close()

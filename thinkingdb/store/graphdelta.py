@@ -23,7 +23,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
-                        read_facts, store_stamp, write_container, write_graph)
+                        read_facts, remove_temporaries, store_stamp, write_container, write_graph)
 
 if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written, not to open a current file
     import numpy as np
@@ -173,7 +173,7 @@ def build_graph(store, path: str | None = None) -> GraphArrays | None:
             current = open_current(store.path, stamp) if path == graph_path(store.path) else open_graph(path, stamp)
             if current is not None:
                 return current
-            remove_abandoned(path)
+            remove_abandoned(store.path, path)
             stamp, symbols, relations, s, r, o, c = read_facts(store)
             write_graph(path, stamp, symbols, relations, s, r, o, c)
             try:
@@ -217,30 +217,24 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
         return False
 
 
-def remove_abandoned(gpath: str) -> list[str]:
-    """Remove the temporary files of graph-file and delta writers that died mid-write (their pid is
-    gone; call under the graph lock). Returns the paths removed."""
-    folder, stem = os.path.split(os.path.abspath(gpath))
-    gone = []
-    for name in os.listdir(folder or "."):
-        if not name.startswith(stem) or ".tmp." not in name:
-            continue
-        pid = name.rsplit(".tmp.", 1)[1].split(".")[0]
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue                      # its writer is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue                      # alive, another user's
-        try:
-            os.remove(os.path.join(folder, name))
-            gone.append(os.path.join(folder, name))
-        except OSError:
-            pass
-    return gone
+def remove_abandoned(store_path: str, graph: str | None = None) -> list[str]:
+    """Remove the temporary files that writers of a store's files died leaving: of the graph file (or
+    ``graph``, another path it is built at), its delta, the view files and the access table
+    (:func:`~thinkingdb.store.graphfile.remove_temporaries`: a temporary file whose writer is alive
+    or holds it locked stays). Returns the paths removed.
+
+    >>> store_files("kb.sqlite")[:3] + store_files("kb.sqlite")[-1:]
+    ['kb.sqlite.graph', 'kb.sqlite.graph.delta', 'kb.sqlite.graph.view0', 'kb.sqlite.access']
+    """
+    return remove_temporaries(store_files(store_path) + ([graph] if graph else []))
+
+
+def store_files(store_path: str) -> list[str]:
+    """Every file beside a store that its readers and writers write (each through
+    :func:`~thinkingdb.store.graphfile.write_container`)."""
+    from .viewfile import VIEW_FILES, access_path
+    g = graph_path(store_path)
+    return [g, delta_path(store_path), *(f"{g}.view{i}" for i in range(VIEW_FILES)), access_path(store_path)]
 
 
 def _fields(s: Stamp) -> tuple:

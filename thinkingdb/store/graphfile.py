@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "read_facts",
-           "write_graph", "fact_arrays", "write_container", "map_container"]
+           "write_graph", "fact_arrays", "write_container", "map_container", "remove_temporaries"]
 
 FORMAT_VERSION = 1
 MAGIC = b"TDBGRAPH"
@@ -207,6 +207,7 @@ def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.
     tmp = f"{path}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         with open(tmp, "wb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)   # held while writing: see remove_temporaries
             fh.write(struct.pack(_PREFIX, magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
             for name in sorted(arrays):
                 fh.seek(data_start + layout[name][2])
@@ -367,6 +368,71 @@ def ensure_token(store) -> None:
     if conn.execute("SELECT 1 FROM meta WHERE key = 'token'").fetchone() is None and not conn.in_transaction:
         store.check_before_write()
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('token', ?)", (os.urandom(16).hex(),))
+
+
+def remove_temporaries(targets) -> list[str]:
+    """Remove the temporary files that writers of the files ``targets`` left when they died: the
+    names :func:`write_container` gives them, ``TARGET.tmp.PID.XXXXXXXX`` (8 hex digits), whose
+    process ``PID`` is gone and which no process holds locked (a writer locks its temporary file while
+    it writes it, which protects a live writer whose pid this process cannot see). Other files are
+    left alone. Returns the paths removed.
+
+    >>> import tempfile, subprocess, sys
+    >>> d = tempfile.mkdtemp(); g = os.path.join(d, "kb.sqlite.graph")
+    >>> dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+    ...                       capture_output=True, text=True).stdout.strip()
+    >>> for name in (f"kb.sqlite.graph.tmp.{dead}.0badc0de", f"kb.sqlite.graph.tmp.{os.getpid()}.0badc0de",
+    ...              f"kb.sqlite.graph.tmp.{dead}.x", f"kb.sqlite.graphs.tmp.{dead}.0badc0de"):
+    ...     open(os.path.join(d, name), "w").close()
+    >>> [os.path.basename(f) for f in remove_temporaries([g])] == [f"kb.sqlite.graph.tmp.{dead}.0badc0de"]
+    True
+    >>> len(os.listdir(d))
+    3
+    """
+    import re
+    by_folder: dict[str, list[str]] = {}
+    for t in targets:
+        folder, name = os.path.split(os.path.abspath(t))
+        by_folder.setdefault(folder, []).append(re.escape(name))
+    gone = []
+    for folder, names in by_folder.items():
+        pattern = re.compile(r"(?:%s)\.tmp\.(\d+)\.[0-9a-f]{8}" % "|".join(sorted(set(names))))
+        try:
+            listing = os.listdir(folder)
+        except OSError:
+            continue
+        for name in listing:
+            m = pattern.fullmatch(name)
+            if m is None or not _pid_gone(int(m.group(1))):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue                  # a writer holds it: alive where its pid is not visible
+            else:
+                try:
+                    os.remove(path)
+                    gone.append(path)
+                except OSError:
+                    pass
+            finally:
+                os.close(fd)
+    return gone
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:                       # it exists, another user's
+        return False
+    return False
 
 
 class _locked:

@@ -171,7 +171,8 @@ def access_path(store_path: str) -> str:
 def load_access(store_path: str, stamp: Stamp, read_rows):
     """The :class:`~thinkingdb.store.access.AccessTable` of the store at ``stamp``: mapped from
     ``kb.sqlite.access`` when that file was written at ``stamp``, else made from ``read_rows()`` (rows
-    of :func:`~thinkingdb.store.stateread.read_access`) and the file written again (best effort)."""
+    of :func:`~thinkingdb.store.stateread.read_access`) and the file written again (best effort), and the
+    temporary files dead writers left beside the store removed (:func:`~thinkingdb.store.graphdelta.remove_abandoned`)."""
     from .access import AccessTable
     got = map_container(access_path(store_path), ACCESS_MAGIC)
     want = [stamp.generation, stamp.token, stamp.max_fact]
@@ -206,4 +207,6 @@ def load_access(store_path: str, stamp: Stamp, read_rows):
                              "regions": regions}, arrays)
         except OSError:
             pass
+        from .graphdelta import remove_abandoned   # once per store state: what dead writers left
+        remove_abandoned(store_path)
     return table
