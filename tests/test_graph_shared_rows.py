@@ -1,0 +1,79 @@
+"""Rows ``{object: 1.0}`` are shared by the subjects that have only that fact (graph.py ``_one``):
+whatever the order of adds, patches and further adds, every subject's row equals an oracle kept by
+hand from the asserted triples (highest confidence per triple), in the graph and in a patched copy,
+and a change to one subject's row never shows in another's.
+
+(A patched graph shares the rows the patch did not touch with its source, which stays as it is:
+adding to either graph afterwards changes the other's untouched rows. Both are read-only in use
+(retrieval/incremental.py), so the test adds to one graph only after a patch.)"""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from thinkingdb.engine.graph import FactGraph
+from thinkingdb.model import Fact, Triple
+
+SYMS = ["a", "b", "c", "d", "e"]
+RELS = ["p", "q"]
+CONFS = [0.25, 0.5, 1.0]
+
+add = st.tuples(st.sampled_from(SYMS), st.sampled_from(RELS), st.sampled_from(SYMS), st.sampled_from(CONFS))
+patch = st.dictionaries(st.builds(Triple, st.sampled_from(SYMS), st.sampled_from(RELS), st.sampled_from(SYMS)),
+                        st.one_of(st.none(), st.sampled_from(CONFS)), max_size=6)
+
+
+def apply(oracle: dict, s: str, r: str, o: str, c: float) -> None:
+    if oracle.get((s, r, o), -1.0) < c:
+        oracle[(s, r, o)] = c
+
+
+def rows_of(g: FactGraph) -> dict:
+    """Every ``(subject, relation) -> {object: confidence}`` as the graph's rows hold it."""
+    out = {}
+    for rid in range(g.relation_count):
+        for s, row in g._out[rid].items():
+            out[(g.symbol(s), g.relation(rid))] = {g.symbol(o): c for o, c in row.items()}
+    return out
+
+
+def rows_expected(oracle: dict) -> dict:
+    out: dict = {}
+    for (s, r, o), c in oracle.items():
+        out.setdefault((s, r), {})[o] = c
+    return out
+
+
+@given(st.lists(add, max_size=30), patch, st.lists(add, max_size=10), st.booleans())
+def test_rows_match_the_oracle_through_adds_and_patches(first, changes, more, to_patched):
+    g, oracle = FactGraph(), {}
+    for s, r, o, c in first:
+        g.add(Fact(s, r, o, c))
+        apply(oracle, s, r, o, c)
+        assert rows_of(g) == rows_expected(oracle) and len(g) == len(oracle)
+    h = g.patched(changes)
+    patched = dict(oracle)
+    for t, c in changes.items():
+        if c is None:
+            patched.pop((t.subject, t.relation, t.object), None)
+        else:
+            patched[(t.subject, t.relation, t.object)] = c
+    assert rows_of(g) == rows_expected(oracle) and len(g) == len(oracle)
+    assert rows_of(h) == rows_expected(patched) and len(h) == len(patched)
+    graph, expected = (h, patched) if to_patched else (g, oracle)
+    for s, r, o, c in more:
+        graph.add(Fact(s, r, o, c))
+        apply(expected, s, r, o, c)
+        assert rows_of(graph) == rows_expected(expected) and len(graph) == len(expected)
+
+
+def test_a_shared_row_is_copied_before_it_changes():
+    g = FactGraph([Fact("x", "type", "student"), Fact("y", "type", "student"), Fact("z", "type", "staff", 0.5)])
+    r, x, y, z = g.relation_id("type"), g.symbol_id("x"), g.symbol_id("y"), g.symbol_id("z")
+    assert g._out[r][x] is g._out[r][y]              # one dict for both subjects
+    assert g._out[r][z] == {g.symbol_id("staff"): 0.5}
+    g.add(Fact("x", "type", "person"))
+    g.add(Fact("y", "type", "student", 0.5))          # lower: nothing changes
+    assert g.objects("x", "type") == {"student": 1.0, "person": 1.0}
+    assert g.objects("y", "type") == {"student": 1.0}
+    assert len(g) == 4
