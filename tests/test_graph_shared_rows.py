@@ -77,3 +77,17 @@ def test_a_shared_row_is_copied_before_it_changes():
     assert g.objects("x", "type") == {"student": 1.0, "person": 1.0}
     assert g.objects("y", "type") == {"student": 1.0}
     assert len(g) == 4
+
+
+def test_a_row_only_its_subject_holds_becomes_its_own():
+    g = FactGraph([Fact("a", "r", "b")])
+    r, b, a = g.relation_id("r"), g.symbol_id("b"), g.symbol_id("a")
+    before = id(g._out[r][a])   # (an id, not the dict: a reference held here would make it shared)
+    g.add_many([Fact("a", "r", "c"), Fact("x", "r", "b"), Fact("y", "r", "b")])
+    assert id(g._out[r][a]) == before                 # grown in place, not copied
+    assert g._one == {b: {b: 1.0}}                   # a's {b: 1.0} left it when a grew; x and y share the new one
+    assert g._out[r][g.symbol_id("x")] is g._one[b] is g._out[r][g.symbol_id("y")]
+    h = g.patched({})
+    h.add(Fact("x", "r", "c"))                        # g and y still hold x's row: copied
+    assert g.objects("x", "r") == {"b": 1.0} and h.objects("y", "r") == {"b": 1.0}
+    assert h.objects("x", "r") == {"b": 1.0, "c": 1.0}

@@ -9,9 +9,11 @@ the graph's memory. A duplicate triple keeps the highest confidence (SPEC §3).
 
 Most subjects have one fact per relation, mostly at confidence 1 (``x type student``), and a dict of
 one entry costs about 220 bytes. A subject's first fact at 1.0 therefore gets the row ``{object: 1.0}``
-that every such subject shares (one per object, kept in ``_one``), and a shared row is copied before
-it changes: the LUBM benchmark's 75,835 facts took 15.4 MB as one dict per row, 7.3 MB with shared
-rows (tracemalloc). Readers see plain dicts either way.
+that every such subject shares (one per object, kept in ``_one``). A shared row is copied before it
+changes, unless only the changing subject holds it: then it leaves ``_one`` and is that subject's own
+(a DAG whose nodes have two parents keeps no row per object that no subject uses). The LUBM benchmark's
+75,835 facts took 15.4 MB as one dict per row, 7.3 MB with shared rows (tracemalloc). Readers see
+plain dicts either way.
 
 A graph opened from a graph file (:meth:`FactGraph.mapped`, see :mod:`thinkingdb.engine.mapped`) keeps
 the same indexes as read-only views over the memory-mapped arrays: a row, a symbol or a relation is
@@ -29,6 +31,7 @@ order, so an id is its canonical rank. Adding a fact to such a graph first decod
 
 from __future__ import annotations
 
+import sys
 from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -239,8 +242,11 @@ class FactGraph:
             else:
                 rows[s] = {o: conf}
         else:
-            if len(row) == 1 and self._one.get(next(iter(row))) is row:
-                row = rows[s] = dict(row)   # shared: other subjects keep theirs
+            if len(row) == 1 and self._one.get(key := next(iter(row))) is row:
+                if _refcount(row) > _PRIVATE:
+                    row = rows[s] = dict(row)   # shared: other subjects keep theirs
+                else:
+                    del self._one[key]          # this subject's alone: it becomes its own row
             row[o] = conf
         by_o = self._in.built(r)
         if by_o is not None:
@@ -421,6 +427,21 @@ class FactGraph:
             rel_rank[rid] = rank
         self._rank_cache = (len(self._syms) + (len(self._rels) << 40), sym_rank, rel_rank)
         return sym_rank, rel_rank
+
+
+def _refcount(row: dict) -> int:
+    return sys.getrefcount(row)
+
+
+def _private() -> int:
+    """What :func:`_refcount` says, called as ``FactGraph._add`` calls it, of a row that one subject's
+    index, ``_one`` and the caller's local hold (measured, not assumed: interpreters count differently)."""
+    rows, one = {0: {0: 1.0}}, {}
+    row = one[0] = rows[0]
+    return _refcount(row)
+
+
+_PRIVATE = _private()
 
 
 class _ByObject(list):
