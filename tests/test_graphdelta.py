@@ -492,3 +492,23 @@ def test_a_rebuild_and_an_access_rewrite_remove_dead_writers_temporaries(tmp_pat
     assert len(table) == 1 and os.path.exists(tmp_path / "kb.sqlite.access")
     assert sorted(n for n in os.listdir(tmp_path) if ".tmp." in n) == [live]
     kb.close()
+
+
+def test_without_flock_a_container_is_still_written_and_dead_temporaries_still_removed(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+    calls = []
+
+    def no_flock(fd, op):
+        calls.append(op)
+        raise OSError(errno.ENOLCK, "no locks")
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    path = str(tmp_path / "kb.sqlite.access")
+    gf.write_container(path, b"TDBACCES", {"format": 1}, {"a": np.arange(3)})
+    assert calls == [fcntl.LOCK_EX] and list(gf.map_container(path, b"TDBACCES")[1]["a"]) == [0, 1, 2]
+    dead = _dead_pid()
+    (tmp_path / f"kb.sqlite.access.tmp.{dead}.0badc0de").write_bytes(b"x")
+    (tmp_path / f"kb.sqlite.access.tmp.{os.getpid()}.0badc0de").write_bytes(b"x")
+    assert [os.path.basename(p) for p in gd.remove_abandoned(str(tmp_path / "kb.sqlite"))] == \
+        [f"kb.sqlite.access.tmp.{dead}.0badc0de"]
+    assert calls == [fcntl.LOCK_EX, fcntl.LOCK_EX | fcntl.LOCK_NB]

@@ -207,7 +207,10 @@ def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.
     tmp = f"{path}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         with open(tmp, "wb") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)   # held while writing: see remove_temporaries
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)   # held while writing: see remove_temporaries
+            except OSError:
+                pass                                      # a file system without flock: the pid alone protects it
             fh.write(struct.pack(_PREFIX, magic, FORMAT_VERSION, zlib.crc32(hbytes), len(hbytes)) + hbytes)
             for name in sorted(arrays):
                 fh.seek(data_start + layout[name][2])
@@ -412,14 +415,16 @@ def remove_temporaries(targets) -> list[str]:
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except BlockingIOError:
+                os.close(fd)
                 continue                  # a writer holds it: alive where its pid is not visible
-            else:
-                try:
-                    os.remove(path)
-                    gone.append(path)
-                except OSError:
-                    pass
+            except OSError:
+                pass                      # no flock on this file system: the pid is the evidence
+            try:
+                os.remove(path)
+                gone.append(path)
+            except OSError:
+                pass
             finally:
                 os.close(fd)
     return gone
