@@ -38,8 +38,9 @@ COMPARISONS = ("<", "<=", ">", ">=", "=", "!=")
 ASSIGN = ":="
 MAX_DIGITS = 100   # an integer result longer than this has no value (recursion through * can explode)
 _set = object.__setattr__
-_INT = re.compile(r"[+-]?\d+\Z")
-_DEC = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
+_INT = r"[+-]?\d+\Z"
+_DEC = r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z"
+_NUMBER: tuple | None = None   # (_INT, _DEC) compiled by the first number(): most processes compare no numbers
 
 
 class Arith(Value):
@@ -127,9 +128,13 @@ def number(key: str) -> int | float | None:
     >>> number("-4"), number("2.5"), number("1e3"), number("nginx"), number("v1.2")
     (-4, 2.5, 1000.0, None, None)
     """
-    if _INT.match(key):
+    global _NUMBER
+    if _NUMBER is None:
+        _NUMBER = (re.compile(_INT), re.compile(_DEC))
+    whole, dec = _NUMBER
+    if whole.match(key):
         return int(key) if len(key) <= MAX_DIGITS + 1 else None
-    if _DEC.match(key):
+    if dec.match(key):
         value = float(key)
         return value if math.isfinite(value) else None
     return None

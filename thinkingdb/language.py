@@ -16,7 +16,6 @@ from .errors import Diagnostic, ParseError, ValidationError, translate
 from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Term, Triple, Var, node_key, role)
 from .normalize import Vocabulary, relation_key
-from .stratify import StratificationError, strata
 from .values import Record
 
 
@@ -280,6 +279,9 @@ class _Compiler:
 
     def stratify(self) -> None:
         rules = [r for r, _ in self.program.rules]
+        if not rules:   # nothing to order (a file of declarations or facts need not load stratify)
+            return
+        from .stratify import StratificationError, strata
         try:
             strata(rules)
         except StratificationError as exc:

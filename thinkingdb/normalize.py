@@ -17,7 +17,6 @@ language exactly (``"New York"`` and ``"new york"`` are two symbols; bare ``New-
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 
 from .errors import ValidationError
@@ -50,6 +49,18 @@ def exact_name(text: str) -> str | None:
     return t if _IRI.fullmatch(t) else None
 
 
+def _nfkc(text: str) -> str:
+    """Unicode NFKC of ``text``; ASCII text is its own NFKC form, so most names never load unicodedata.
+
+    >>> _nfkc("ﬁle ①"), _nfkc("plain_ascii")
+    ('file 1', 'plain_ascii')
+    """
+    if text.isascii():
+        return text
+    import unicodedata
+    return unicodedata.normalize("NFKC", text)
+
+
 @lru_cache(maxsize=1 << 18)
 def symbol_key(label: str, mode: str = "iris") -> str:
     """The canonical key of a symbol (see the module docstring for ``mode``).
@@ -67,7 +78,7 @@ def symbol_key(label: str, mode: str = "iris") -> str:
         exact = exact_name(label)
         if exact is not None:
             return exact
-    text = unicodedata.normalize("NFKC", label).strip().strip(_QUOTES).strip()
+    text = _nfkc(label).strip().strip(_QUOTES).strip()
     if _NUMERAL.fullmatch(text):
         return text.lstrip("+")
     key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
@@ -100,7 +111,7 @@ def relation_key(name: str, mode: str = "iris") -> str:
         exact = exact_name(name)
         if exact is not None:
             return exact
-    text = unicodedata.normalize("NFKC", name).strip().strip(_QUOTES).strip()
+    text = _nfkc(name).strip().strip(_QUOTES).strip()
     text = _CAMEL_2.sub("_", _CAMEL_1.sub("_", text))
     key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
     if not key:

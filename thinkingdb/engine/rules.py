@@ -20,13 +20,21 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..model import Atom, Declaration, Limits, Node, Rule, Var
-from ..stratify import StratificationError, strata
 
 __all__ = ["compile_declarations", "default_rules_text", "default_rules", "default_rule_set",
            "precompiled_default_rules", "relevant_rules",
            "transitive_relation", "copy_rule", "strata", "needs_strata", "carries_score", "StratificationError"]
 
 _X, _Y, _Z = Var("x"), Var("y"), Var("z")
+
+
+def __getattr__(name: str):
+    """``strata`` and ``StratificationError``, re-exported from :mod:`thinkingdb.stratify` on first use
+    (a question whose rules have no ``not`` premise never stratifies them, nor loads that module)."""
+    if name in ("strata", "StratificationError"):
+        from .. import stratify
+        return getattr(stratify, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def compile_declaration(decl: Declaration) -> Rule:

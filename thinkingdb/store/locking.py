@@ -101,12 +101,16 @@ def sweep_abandoned(path: str) -> list[str]:
     True
     """
     folder = os.path.dirname(os.path.abspath(path))
-    pattern = re.compile(re.escape(os.path.basename(path)) + r"\.new-(\d+)-[0-9a-f]{8}(-wal|-shm|-journal)?")
+    base = os.path.basename(path)
     stems: dict[str, int] = {}
     try:
         names = os.listdir(folder)
     except OSError:
         return []
+    prefix = base + ".new-"
+    if not any(name.startswith(prefix) for name in names):   # the usual case: no pattern to compile
+        return []
+    pattern = re.compile(re.escape(base) + r"\.new-(\d+)-[0-9a-f]{8}(-wal|-shm|-journal)?")
     for name in names:
         m = pattern.fullmatch(name)
         if m:
