@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
-                        read_facts, remove_temporaries, store_stamp, write_container, write_graph)
+from .graphfile import (VIEW_FILES, GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
+                        read_facts, access_path, remove_temporaries, store_stamp, write_container, write_graph)
 
 if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written, not to open a current file
     import numpy as np
@@ -232,7 +232,6 @@ def remove_abandoned(store_path: str, graph: str | None = None) -> list[str]:
 def store_files(store_path: str) -> list[str]:
     """Every file beside a store that its readers and writers write (each through
     :func:`~thinkingdb.store.graphfile.write_container`)."""
-    from .viewfile import VIEW_FILES, access_path
     g = graph_path(store_path)
     return [g, delta_path(store_path), *(f"{g}.view{i}" for i in range(VIEW_FILES)), access_path(store_path)]
 

@@ -46,7 +46,7 @@ from .columns import MappedArrays, itemsize
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "store_stamp", "open_graph", "read_facts",
+__all__ = ["FORMAT_VERSION", "GraphArrays", "Stamp", "graph_path", "access_path", "VIEW_FILES", "store_stamp", "open_graph", "read_facts",
            "write_graph", "fact_arrays", "write_container", "map_container", "remove_temporaries"]
 
 FORMAT_VERSION = 1
@@ -69,6 +69,18 @@ class Stamp(Value):
         object.__setattr__(self, "generation", generation)
         object.__setattr__(self, "token", token)
         object.__setattr__(self, "max_fact", max_fact)
+
+
+VIEW_FILES = 8             # persisted caller views per store (store/viewfile.py: fingerprint mod VIEW_FILES)
+
+
+def access_path(store_path: str) -> str:
+    """The file of a store's access table (the access columns of every unit, by store state).
+
+    >>> access_path("kb.sqlite")
+    'kb.sqlite.access'
+    """
+    return f"{store_path}.access"
 
 
 def graph_path(store_path: str) -> str:

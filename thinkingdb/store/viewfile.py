@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .graphfile import Stamp, graph_path, map_container, write_container
+from .graphfile import VIEW_FILES, Stamp, access_path, graph_path, map_container, write_container
 
 if TYPE_CHECKING:
     from .graphfile import GraphArrays
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["VIEW_FILES", "VIEW_MAGIC", "ACCESS_MAGIC", "view_path", "access_path", "open_view", "save_view",
            "hidden_changes", "load_access", "SAME"]
 
-VIEW_FILES = 8             # persisted views per store (a view's file: fingerprint mod VIEW_FILES)
 VIEW_MAGIC = b"TDBVIEW\x00"
 ACCESS_MAGIC = b"TDBACCES"
 VIEW_FORMAT = 1
@@ -159,15 +158,6 @@ def hidden_changes(conn, hidden_ids: list[str]) -> list[tuple]:
 
 
 # -- the access table ------------------------------------------------------------------------------
-def access_path(store_path: str) -> str:
-    """The file of a store's access table (the access columns of every unit, by store state).
-
-    >>> access_path("kb.sqlite")
-    'kb.sqlite.access'
-    """
-    return f"{store_path}.access"
-
-
 def load_access(store_path: str, stamp: Stamp, read_rows):
     """The :class:`~thinkingdb.store.access.AccessTable` of the store at ``stamp``: mapped from
     ``kb.sqlite.access`` when that file was written at ``stamp``, else made from ``read_rows()`` (rows
