@@ -56,8 +56,9 @@ elif kind in ("declared", "ruled", "unicode"):   # scale.py's GO worker: the rul
     kb = KnowledgeBase(db, readonly=False)
     kb.add_rules_file(sys.argv[3])
     found = sorted(a.bindings["x"] for a in kb.query(sys.argv[4]).answers)
-    import thinkingdb.arith
-    found = [found, thinkingdb.arith._NUMBER is None]   # no comparison: number()'s patterns never compiled
+    import thinkingdb.arith, thinkingdb.normalize
+    # no comparison: number()'s patterns never compiled; every name a key or a CURIE: nor the fold's
+    found = [found, thinkingdb.arith._NUMBER is None, thinkingdb.normalize._FOLDS is None]
 else:
     from thinkingdb.cli import main
     out = io.StringIO()
@@ -131,7 +132,7 @@ def test_the_go_worker_s_question_loads_no_stratifier_nor_unicode_tables(curies)
     """benchmarks/scale.py on GO: the default rules plus ``relation is_a transitive.``, a CURIE asked."""
     path, d = curies
     got = fresh("declared", path, d + "/declared.tdb", "? GO:1 is_a ?x.")
-    assert got["found"] == [["GO:2", "GO:3"], True]   # GO:1 is_a GO:2 is_a GO:3, closed by the declaration
+    assert got["found"] == [["GO:2", "GO:3"], True, True]   # GO:1 is_a GO:2 is_a GO:3, closed by the declaration
     assert "thinkingdb.engine.closure" in got["all"]
     assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED] == []
 
@@ -142,7 +143,7 @@ def test_the_deferred_modules_load_when_needed(curies):
     got = fresh("ruled", path, d + "/ruled.tdb", "? GO:1 above ?x.")
     assert got["found"][0] == ["GO:2"] and "thinkingdb.stratify" in got["all"]
     got = fresh("unicode", path, d + "/declared.tdb", "? \uff45 is_a ?x.")   # a fullwidth e: NFKC gives e
-    assert got["found"][0] == ["GO:1", "GO:2", "GO:3"] and "unicodedata" in got["all"]
+    assert got["found"] == [["GO:1", "GO:2", "GO:3"], True, False] and "unicodedata" in got["all"]
 
 
 def test_the_command_line_builds_only_the_question_s_command(store):

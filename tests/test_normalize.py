@@ -121,3 +121,29 @@ def test_vocabulary_orients_inverse_facts():
     v.add_inverse("part_of", "has_part")
     assert v.orient("Car", "hasPart", "Wheel") == ("wheel", "part_of", "car")
     assert v.orient("Wheel", "part of", "Car") == ("wheel", "part_of", "car")
+
+
+@given(st.text(alphabet="aZz09_- :.\"'<>é\u00b2", min_size=1, max_size=8), st.sampled_from(["iris", "folded", "quoted"]))
+@example("42", "iris")
+@example("007", "folded")
+@example("a_b", "quoted")
+def test_a_name_already_a_key_takes_the_fold_s_result(text, mode):
+    """The shortcut (``_is_key``: return the name itself, no pattern compiled) gives what the full
+    fold gives, in every mode; the oracle is the same functions with the shortcut turned off."""
+    from thinkingdb import normalize
+    if not normalize._is_key(text):
+        return
+    original = normalize._is_key
+    normalize._is_key = lambda _: False
+    try:
+        assert normalize.symbol_key.__wrapped__(text, mode) == text
+        assert normalize.relation_key.__wrapped__(text, mode) == text
+    finally:
+        normalize._is_key = original
+    assert symbol_key(text, mode) == text and relation_key(text, mode) == text
+
+
+def test_the_shortcut_takes_only_keys():
+    from thinkingdb.normalize import _is_key
+    assert [t for t in ("n5", "depends_on", "go_0001", "9") if not _is_key(t)] == []
+    assert [t for t in ("N5", "dependsOn", "a__b", "_a", "a_", "a-b", "a b", "GO:1", "é", "x²", "") if _is_key(t)] == []

@@ -22,10 +22,10 @@ from functools import lru_cache
 from .errors import ValidationError
 from .values import Record
 
-_FOLD = re.compile(r"[\s\-_]+")
-_NUMERAL = re.compile(r"[+-]?\d+(?:\.\d+)?")   # a signed number is its own key ('-4' is not '4')
-_CAMEL_1 = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_CAMEL_2 = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
+# the fold's patterns (a signed number is its own key: '-4' is not '4'), compiled by the first name that
+# is not already a key (:func:`_is_key`)
+_FOLD_SOURCES = (r"[+-]?\d+(?:\.\d+)?", r"[\s\-_]+", r"(?<=[a-z0-9])(?=[A-Z])", r"(?<=[A-Z])(?=[A-Z][a-z])")
+_FOLDS: tuple | None = None
 _QUOTES = "\"'“”‘’«»`"
 # after the fold, quotes can reach an edge ('-"0' -> '_"0'): strip them with the underscores, so that
 # a key is its own key
@@ -61,6 +61,24 @@ def _nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+def _is_key(text: str) -> bool:
+    """True when ``text`` is already its own symbol and relation key in every mode: ASCII letters,
+    digits and single inner underscores, no capital (no colon: not an IRI) — most names in a store.
+
+    >>> _is_key("depends_on"), _is_key("n5"), _is_key("42"), _is_key("dependsOn"), _is_key("a__b"), _is_key("_a")
+    (True, True, True, False, False, False)
+    """
+    return (text.isascii() and text.replace("_", "").isalnum() and text.lower() == text and text[0] != "_"
+            and text[-1] != "_" and "__" not in text)
+
+
+def _folds() -> tuple:
+    global _FOLDS
+    if _FOLDS is None:
+        _FOLDS = tuple(re.compile(p) for p in _FOLD_SOURCES)
+    return _FOLDS
+
+
 @lru_cache(maxsize=1 << 18)
 def symbol_key(label: str, mode: str = "iris") -> str:
     """The canonical key of a symbol (see the module docstring for ``mode``).
@@ -74,14 +92,17 @@ def symbol_key(label: str, mode: str = "iris") -> str:
     >>> symbol_key("ex:New_York"), symbol_key("ex:New-York"), symbol_key("ex:New-York", "folded")
     ('ex:New_York', 'ex:New-York', 'ex:new_york')
     """
+    if _is_key(label):
+        return label
     if mode != "folded":
         exact = exact_name(label)
         if exact is not None:
             return exact
+    numeral, fold, _, _ = _folds()
     text = _nfkc(label).strip().strip(_QUOTES).strip()
-    if _NUMERAL.fullmatch(text):
+    if numeral.fullmatch(text):
         return text.lstrip("+")
-    key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
+    key = fold.sub("_", text.casefold()).strip(_EDGES)
     if not key:
         raise ValidationError(f"empty symbol {label!r}")
     return key
@@ -107,13 +128,16 @@ def relation_key(name: str, mode: str = "iris") -> str:
     >>> relation_key("http://schema.org/knowsAbout"), relation_key("schema:knowsAbout", "folded")
     ('http://schema.org/knowsAbout', 'schema:knows_about')
     """
+    if _is_key(name):
+        return name
     if mode != "folded":
         exact = exact_name(name)
         if exact is not None:
             return exact
+    _, fold, camel_1, camel_2 = _folds()
     text = _nfkc(name).strip().strip(_QUOTES).strip()
-    text = _CAMEL_2.sub("_", _CAMEL_1.sub("_", text))
-    key = _FOLD.sub("_", text.casefold()).strip(_EDGES)
+    text = camel_2.sub("_", camel_1.sub("_", text))
+    key = fold.sub("_", text.casefold()).strip(_EDGES)
     if not key:
         raise ValidationError(f"empty relation name {name!r}")
     return key
