@@ -3,9 +3,9 @@ whatever the order of adds, patches and further adds, every subject's row equals
 hand from the asserted triples (highest confidence per triple), in the graph and in a patched copy,
 and a change to one subject's row never shows in another's.
 
-(A patched graph shares the rows the patch did not touch with its source, which stays as it is:
-adding to either graph afterwards changes the other's untouched rows. Both are read-only in use
-(retrieval/incremental.py), so the test adds to one graph only after a patch.)"""
+A patched graph shares the rows the patch did not touch with its source; either graph copies such a
+row before it changes (``_cow``), so adds to both graphs after a patch, interleaved, never show in
+the other one — by subject or by object."""
 
 from __future__ import annotations
 
@@ -37,6 +37,22 @@ def rows_of(g: FactGraph) -> dict:
     return out
 
 
+def cols_of(g: FactGraph) -> dict:
+    """Every ``(relation, object) -> {subject: confidence}`` as the graph's by-object index holds it."""
+    out = {}
+    for rid in range(g.relation_count):
+        for o, col in g._in[rid].items():
+            out[(g.relation(rid), g.symbol(o))] = {g.symbol(s): c for s, c in col.items()}
+    return out
+
+
+def cols_expected(oracle: dict) -> dict:
+    out: dict = {}
+    for (s, r, o), c in oracle.items():
+        out.setdefault((r, o), {})[s] = c
+    return out
+
+
 def rows_expected(oracle: dict) -> dict:
     out: dict = {}
     for (s, r, o), c in oracle.items():
@@ -44,13 +60,15 @@ def rows_expected(oracle: dict) -> dict:
     return out
 
 
-@given(st.lists(add, max_size=30), patch, st.lists(add, max_size=10), st.booleans())
-def test_rows_match_the_oracle_through_adds_and_patches(first, changes, more, to_patched):
+@given(st.lists(add, max_size=30), patch, st.lists(st.tuples(st.booleans(), add), max_size=12), st.booleans())
+def test_rows_match_the_oracle_through_adds_and_patches(first, changes, more, index_first):
     g, oracle = FactGraph(), {}
     for s, r, o, c in first:
         g.add(Fact(s, r, o, c))
         apply(oracle, s, r, o, c)
         assert rows_of(g) == rows_expected(oracle) and len(g) == len(oracle)
+    if index_first:   # the by-object indexes built before the patch (else when first read)
+        assert cols_of(g) == cols_expected(oracle)
     h = g.patched(changes)
     patched = dict(oracle)
     for t, c in changes.items():
@@ -60,11 +78,28 @@ def test_rows_match_the_oracle_through_adds_and_patches(first, changes, more, to
             patched[(t.subject, t.relation, t.object)] = c
     assert rows_of(g) == rows_expected(oracle) and len(g) == len(oracle)
     assert rows_of(h) == rows_expected(patched) and len(h) == len(patched)
-    graph, expected = (h, patched) if to_patched else (g, oracle)
-    for s, r, o, c in more:
+    for to_patched, (s, r, o, c) in more:   # both graphs grow after the patch, interleaved
+        graph, expected = (h, patched) if to_patched else (g, oracle)
         graph.add(Fact(s, r, o, c))
         apply(expected, s, r, o, c)
-        assert rows_of(graph) == rows_expected(expected) and len(graph) == len(expected)
+        for graph, expected in ((g, oracle), (h, patched)):
+            assert rows_of(graph) == rows_expected(expected) and len(graph) == len(expected)
+            assert cols_of(graph) == cols_expected(expected)
+
+
+def test_adding_to_a_patched_graph_leaves_its_source_alone_and_back():
+    g = FactGraph([Fact("a", "r", "b"), Fact("a", "r", "c"), Fact("x", "r", "o", 0.5), Fact("y", "r", "o", 0.5)])
+    h = g.patched({})
+    h.add(Fact("a", "r", "d"))                        # a new symbol in h: g has no id for it
+    h.add(Fact("z", "r", "o", 0.7))                   # o's by-object column, shared until now
+    h.add(Fact("x", "r", "o", 0.9))                   # a higher confidence for a shared fact
+    assert g.objects("a", "r") == {"b": 1.0, "c": 1.0} and g.subjects("r", "o") == {"x": 0.5, "y": 0.5}
+    assert h.objects("a", "r") == {"b": 1.0, "c": 1.0, "d": 1.0}
+    assert h.subjects("r", "o") == {"x": 0.9, "y": 0.5, "z": 0.7} and len(g) == 4 and len(h) == 6
+    g.add(Fact("a", "r", "e"))                        # and the source grows without touching the patch
+    g.add(Fact("y", "r", "o", 0.8))
+    assert h.objects("a", "r") == {"b": 1.0, "c": 1.0, "d": 1.0} and h.subjects("r", "o")["y"] == 0.5
+    assert g.objects("a", "r") == {"b": 1.0, "c": 1.0, "e": 1.0} and g.subjects("r", "o") == {"x": 0.5, "y": 0.8}
 
 
 def test_a_shared_row_is_copied_before_it_changes():
@@ -91,3 +126,12 @@ def test_a_row_only_its_subject_holds_becomes_its_own():
     h.add(Fact("x", "r", "c"))                        # g and y still hold x's row: copied
     assert g.objects("x", "r") == {"b": 1.0} and h.objects("y", "r") == {"b": 1.0}
     assert h.objects("x", "r") == {"b": 1.0, "c": 1.0}
+
+
+def test_a_shared_one_row_given_to_a_subject_the_patch_emptied_is_still_copied():
+    g = FactGraph([Fact("a", "r", "b", 0.5), Fact("a", "q", "c"), Fact("b", "q", "c"), Fact("x", "r", "o")])
+    h = g.patched({Triple("a", "r", "b"): None})     # a's r-row copied by the patch, then emptied
+    h.add(Fact("a", "r", "o"))                        # a now holds the {o: 1.0} row x holds in g
+    h.add(Fact("a", "r", "p"))
+    assert g.objects("x", "r") == {"o": 1.0} and g.objects("a", "r") == {"b": 0.5}
+    assert h.objects("a", "r") == {"o": 1.0, "p": 1.0} and h.objects("x", "r") == {"o": 1.0}

@@ -9,9 +9,11 @@ the graph's memory. A duplicate triple keeps the highest confidence (SPEC §3).
 
 Most subjects have one fact per relation, mostly at confidence 1 (``x type student``), and a dict of
 one entry costs about 220 bytes. A subject's first fact at 1.0 therefore gets the row ``{object: 1.0}``
-that every such subject shares (one per object, kept in ``_one``). A shared row is copied before it
-changes, unless only the changing subject holds it: then it leaves ``_one`` and is that subject's own
-(a DAG whose nodes have two parents keeps no row per object that no subject uses). The LUBM benchmark's
+that every such subject shares (one per object, kept in ``_one``, with how many subjects hold it in
+``_one_n``). A shared row is copied before it changes, unless only the changing subject holds it:
+then it leaves ``_one`` and is that subject's own (a DAG whose nodes have two parents keeps no row per
+object that no subject uses). After :meth:`FactGraph.patched` the two graphs share rows: each copies a
+row before it changes it (``_cow``), ``_one`` rows included, so neither sees the other's later adds. The LUBM benchmark's
 75,835 facts took 15.4 MB as one dict per row, 7.3 MB with shared rows (tracemalloc). Readers see
 plain dicts either way.
 
@@ -31,7 +33,6 @@ order, so an id is its canonical rank. Adding a fact to such a graph first decod
 
 from __future__ import annotations
 
-import sys
 from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -48,7 +49,7 @@ class FactGraph:
     """
 
     __slots__ = ("_sym", "_syms", "_rel", "_rels", "_out", "_in", "_count", "_rel_sizes", "version", "_rank_cache",
-                 "_mapped", "source", "file", "overlay", "_one")
+                 "_mapped", "source", "file", "overlay", "_one", "_one_n", "_cow")
 
     def __init__(self, facts: Iterable[Fact] = ()) -> None:
         self._sym: dict[str, int] = {}
@@ -60,6 +61,11 @@ class FactGraph:
         self._count = 0
         self._rel_sizes: list[int] = []                      # rel -> number of asserted facts
         self._one: dict[int, dict[int, float]] = {}          # object -> the shared row {object: 1.0}
+        self._one_n: dict[int, int] = {}                     # object -> how many subjects hold that row
+        # None: every row is this graph's own. A set once patched() shared the rows with another graph:
+        # the (direction, relation, key) rows this graph has copied since; any other is copied before
+        # it changes, so neither graph sees the other's later adds
+        self._cow: set[tuple[int, int, int]] | None = None
         self.version = 0
         self._rank_cache: tuple[int, Sequence[int], Sequence[int]] | None = None
         self._mapped = False
@@ -225,7 +231,7 @@ class FactGraph:
     def _add(self, s: int, r: int, o: int, conf: float) -> None:
         if self._mapped:
             self._unmap()
-        rows = self._out[r]
+        rows, cow = self._out[r], self._cow
         row = rows.get(s)
         old = None if row is None else row.get(o)
         if old is not None and old >= conf:
@@ -239,20 +245,34 @@ class FactGraph:
                 if row is None:
                     row = self._one[o] = {o: conf}
                 rows[s] = row
+                self._one_n[o] = self._one_n.get(o, 0) + 1
+                if cow is not None:
+                    cow.discard((0, r, s))   # (a row the patch copied for s and then removed: now shared)
             else:
                 rows[s] = {o: conf}
+                if cow is not None:
+                    cow.add((0, r, s))
         else:
-            if len(row) == 1 and self._one.get(key := next(iter(row))) is row:
-                if _refcount(row) > _PRIVATE:
+            if cow is not None and (0, r, s) not in cow:   # shared with a patched graph
+                row = rows[s] = dict(row)
+                cow.add((0, r, s))
+            elif len(row) == 1 and self._one.get(key := next(iter(row))) is row:
+                n = self._one_n[key] = self._one_n[key] - 1
+                if n:
                     row = rows[s] = dict(row)   # shared: other subjects keep theirs
                 else:
-                    del self._one[key]          # this subject's alone: it becomes its own row
+                    del self._one[key], self._one_n[key]   # this subject's alone: it becomes its own row
             row[o] = conf
         by_o = self._in.built(r)
         if by_o is not None:
             col = by_o.get(o)
             if col is None:
                 col = by_o[o] = {}
+                if cow is not None:
+                    cow.add((1, r, o))
+            elif cow is not None and (1, r, o) not in cow:
+                col = by_o[o] = dict(col)
+                cow.add((1, r, o))
             col[s] = conf
         self.version += 1
 
@@ -279,7 +299,8 @@ class FactGraph:
         g._out = [dict(d) for d in self._out]
         g._in = _ByObject(g._out, [dict(d) for d in self._in])   # (reading builds every by-object index)
         g._count, g._rel_sizes = self._count, list(self._rel_sizes)
-        g._one = self._one   # (its rows never change and name ids only, so both graphs can use them)
+        g._one, g._one_n = self._one, {}   # (never taken over once shared: every row is copied first, _cow)
+        self._cow = set()    # from now on both graphs hold every row the patch does not copy
         g.version, g._rank_cache, g._mapped, g.source, g.file, g.overlay = self.version + 1, None, False, None, None, None
         own: set[tuple[int, int, int]] = set()   # (direction, relation, key) rows copied already
 
@@ -321,6 +342,7 @@ class FactGraph:
         for sid in sorted(touched, reverse=True):   # highest first: a moved id is never one still to check
             if not any(sid in g._out[r] or sid in g._in[r] for r in range(len(g._rels))):
                 g._drop_symbol(sid, row, own)
+        g._cow = own
         return g
 
     def _unmap_copy_required(self) -> None:
@@ -427,21 +449,6 @@ class FactGraph:
             rel_rank[rid] = rank
         self._rank_cache = (len(self._syms) + (len(self._rels) << 40), sym_rank, rel_rank)
         return sym_rank, rel_rank
-
-
-def _refcount(row: dict) -> int:
-    return sys.getrefcount(row)
-
-
-def _private() -> int:
-    """What :func:`_refcount` says, called as ``FactGraph._add`` calls it, of a row that one subject's
-    index, ``_one`` and the caller's local hold (measured, not assumed: interpreters count differently)."""
-    rows, one = {0: {0: 1.0}}, {}
-    row = one[0] = rows[0]
-    return _refcount(row)
-
-
-_PRIVATE = _private()
 
 
 class _ByObject(list):
