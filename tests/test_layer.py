@@ -86,3 +86,21 @@ def test_dependency_support_on_a_cycle_is_one_reverse_search():
     row = c.out(g.relation_id("supports"), g.symbol_id("d"))
     assert sorted(g._syms[x] for x in row) == ["a", "b", "c"] and row[g.symbol_id("a")] == 0.3
     assert c._rels[g.relation_id("depends_on")].bwd.searches == 1 and c.nodes == 4   # the z chain untouched
+
+
+@settings(max_examples=60, deadline=None)
+@given(facts, st.booleans(), st.sampled_from((1.0, 0.5)), st.integers(1, 6))
+def test_a_node_scope_keeps_layer_premises_inside_it(fs, swap, weight, max_nodes):
+    # Full mode under max_nodes: rules see only the facts with both ends among the first max_nodes
+    # symbols; the fast path's layers read premise rows whole, so under a scope it leaves them to the
+    # other engines (a 1-fact graph with max_nodes=1 derived 'b h a' from 'a r b', outside the scope)
+    g, rs = FactGraph(fs), rules(swap, weight)
+    limits = Limits(max_nodes=max_nodes)
+    got, ref = closure(g, rs, limits=limits), closure(g, rs, limits=limits, engine="reference")
+    assert {k: p.score for k, p in got.derived.items()} == {k: p.score for k, p in ref.derived.items()}
+    assert got.truncated == ref.truncated
+
+
+def test_a_layer_fact_from_a_premise_outside_the_node_scope_is_not_derived():
+    res = closure(FactGraph([Fact("a", "r", "b")]), rules(True, 1.0), limits=Limits(max_nodes=1))
+    assert dict(res.derived) == {} and res.truncated == "nodes"

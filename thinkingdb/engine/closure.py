@@ -118,7 +118,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
     from . import oneround, seminaive  # noqa: PLC0415 (the engines' dispatch: not loaded by a single-source question)
     from . import plan as colplan  # noqa: PLC0415
     scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
-    if (engine == "auto" and _small(g) and _fast_plan(g, rules, limits, alternatives) is None
+    if (engine == "auto" and _small(g) and _fast_plan(g, rules, limits, alternatives, scope) is None
             and oneround.one_round_plan(rules, limits, alternatives) is None
             and colplan.unsupported(rules, alternatives) is None):   # (the fast paths build their own proofs)
         res = _reference(g, ids, rules, scope, scope_list, truncated, limits, alternatives, deadline, t0,
@@ -126,7 +126,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         if res is not None:   # done within the budget, numpy never imported
             return res
 
-    fast = None if engine != "auto" else _fast_plan(g, rules, limits, alternatives)
+    fast = None if engine != "auto" else _fast_plan(g, rules, limits, alternatives, scope)
     res = None
     if fast is not None:
         from .transitive import run_transitive  # noqa: PLC0415 (numpy only when a numpy engine runs)
@@ -341,14 +341,15 @@ def _small_budget() -> int:
     return seminaive.SMALL_BUDGET
 
 
-def _fast_plan(g, rules, limits, alternatives):
+def _fast_plan(g, rules, limits, alternatives, scope=None):
     """``(plan, the plan's rules, layer rules)`` when the transitive fast path computes the closure
     of ``rules`` — with one-premise rules over a closed relation on top (:mod:`thinkingdb.engine.layer`),
-    except on small inputs (those run as before: the reference engine first, without numpy) — else
-    None. The goal-directed path decides the same way (``layers=``), so both build the same proofs."""
+    except on small inputs (those run as before: the reference engine first, without numpy) and under
+    a node scope (a layer reads its premises' rows whole, asserted facts outside the scope included) —
+    else None. The goal-directed path decides the same way (``layers=``), so both build the same proofs."""
     from .layer import split  # noqa: PLC0415
     base, layered = split(rules)
-    if layered and _small(g):
+    if layered and (_small(g) or scope is not None):
         base, layered = rules, {}
     plan = fast_path_plan(base, limits, alternatives)
     if plan is None or any(r not in plan for r, _, _ in layered.values()):
