@@ -195,3 +195,20 @@ def test_the_default_relevance_rule_is_a_chain():
     (a,) = res.answers
     assert a.bindings["g"] == "secure_execution" and abs(a.score - 0.731025) < 1e-12 and a.proof.depth == 2
     assert dump(res) == dump(evaluate(q, FactGraph(fs), default_rules(), goal_directed=False))
+
+
+def test_two_step_rules_of_one_name_keep_the_full_closures_proof():
+    # The columnar engine tie-breaks rules that share a name unlike the full closure (closure()
+    # leaves them to the reference engine); the chain engine's step facts must do the same.
+    x, c, y = Var("x"), Var("c"), Var("y")
+    rules = (Rule("rel", (Atom(x, "e", c), Atom(c, "t", y)), Atom(x, "t", y), 0.5),
+             Rule("mk", (Atom(x, "b", c),), Atom(x, "e", c), 0.9),
+             Rule("mk", (Atom(x, "a", c),), Atom(x, "e", c), 0.9))
+    g = FactGraph([Fact("s", "a", "m"), Fact("s", "b", "m"), Fact("m", "t", "goal", 0.8)])
+    q = Query((QueryPattern("s", PathRel("t"), Var("g")),))
+    limits = Limits(max_nodes=1000)
+    got = evaluate(q, g, rules, limits=limits)
+    full = closure(g, rules)
+    proof = full.derived[Triple("s", "t", "goal")]
+    assert got.stats.engine == "chain" and [a.proof for a in got.answers] == [proof]
+    assert [p.conclusion for p in proof.premises[0].premises] == [Triple("s", "a", "m")]   # 'a' sorts first

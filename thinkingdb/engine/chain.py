@@ -199,7 +199,8 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, deadline, closure):
     if not inner_rules or not qs:
         inner = GraphView(g)
         inner.stats = None
-    elif not isinstance(node_t, Var) and (scope := _cone(g, inner_rules, shape, node_t)) is not None:
+    elif (not isinstance(node_t, Var) and _columnar_exact(inner_rules)
+          and (scope := _cone(g, inner_rules, shape, node_t)) is not None):
         if limits.max_nodes is not None and len(scope[1]) > limits.max_nodes:
             return None
         from .columnar import run_columnar  # noqa: PLC0415
@@ -280,3 +281,11 @@ def _cone(g, rules, shape: Shape, node_key: str):
                         members.append(y)
                         stack.append(y)
     return ids, sorted(members), flags
+
+
+def _columnar_exact(rules) -> bool:
+    """Whether the columnar engine gives the full closure's proofs for ``rules`` (the reason
+    ``closure()`` checks before it runs it: e.g. two rules of one name tie-break differently there);
+    when not, the step facts come from ``closure(goals=...)``, which picks the reference engine."""
+    from .plan import unsupported  # noqa: PLC0415
+    return unsupported(tuple(rules), 0) is None
