@@ -4,7 +4,7 @@ A caller who may not see some units reasons over the graph file with the facts o
 taken out, and the facts hidden units raised lowered to their best visible confidence
 (:func:`~thinkingdb.store.graphdelta.restricted`). Computing those differences walks every hidden
 unit's facts — on the store of ``benchmarks/serve.py`` (100,000 units, 1,000,000 facts) an anonymous
-caller hides ~24,000 units and ~190,000 facts, ~10 s in every fresh process. So the differences, laid
+caller hides 31,794 units and 317,939 facts, ~15 s in every fresh process (docs/storage.md). So the differences, laid
 out as a graph delta (the arrays of :func:`~thinkingdb.store.graphdelta.compose`), are written once per
 store state and view to ``kb.sqlite.graph.viewN`` (``N`` = the view's fingerprint mod
 :data:`VIEW_FILES`) and mapped by the next process in milliseconds.
