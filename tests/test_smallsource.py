@@ -114,3 +114,14 @@ def test_the_cli_prints_small_answers_as_the_numpy_path_does(tmp_path, capsys):
             outs.append(capsys.readouterr().out)
     assert outs[:2] == outs[2:]
     assert outs[1] == "x\tscore\na\t1.0\nb\t1.0\nc\t1.0\nd\t1.0\n"    # b reaches c, a, d and itself
+
+
+def test_a_relations_confidences_are_compared_a_block_at_a_time(tmp_path, monkeypatch):
+    # blocks of 2 over r's run of 5 confidences: a 0.5 in any block (the last, short one too) is seen
+    monkeypatch.setattr(smallsource, "_BLOCK", 2)
+    monkeypatch.setattr(smallsource, "_ONES", smallsource._ONE * 2)
+    for k, bad in enumerate([None, 0, 1, 2, 3, 4]):
+        facts = [Fact("a", "r", f"b{i}", 0.5 if i == bad else 1.0) for i in range(5)] + [Fact("c", "t", "d", 0.5)]
+        (tmp_path / str(k)).mkdir()
+        g = mapped(facts, tmp_path / str(k))
+        assert smallsource._ones(g, g.relation_id("r")) is (bad is None), bad
