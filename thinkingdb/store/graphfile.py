@@ -231,7 +231,7 @@ def write_container(path: str, magic: bytes, header: dict, arrays: dict[str, np.
             fh.write(struct.pack(_TRAILER, END, total))
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)   # still locked: a cleaner never takes the finished file before it is renamed
     except BaseException:
         try:
             os.remove(tmp)
