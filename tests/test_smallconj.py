@@ -235,3 +235,14 @@ def test_two_closed_relations_run_in_pure_python():
     assert [str(p.conclusion) for p in ans.answers[1].proof.premises] == ["a is_a b", "b part_of e"]
     # a is_a c (derived) and b part_of e (derived): looked at from a's and b's sets
     assert (res.stats.derived, sorted(str(t) for t in res.derived)) == (2, ["a is_a c", "b part_of e"])
+
+
+def test_t_plus_and_t_star_from_one_start_are_two_searches():
+    # '?x ^t* a' runs first (from the constant) and finds a itself at 1.0 (no step); '?x t+ ?x' from
+    # the same start must walk at least one step: a t a at 0.5 (they shared one memo: the answer scored 1.0)
+    x = Var("x")
+    fs = [Fact("a", "r", "a"), Fact("a", "t", "a", 0.5)]
+    q = Query((QueryPattern(x, PathRel("r"), x), QueryPattern(x, PathRepeat(PathRel("t"), 1, None), x),
+               QueryPattern(x, PathRepeat(PathInv(PathRel("t")), 0, None), "a")))
+    got = run(10_000, evaluate, q, FactGraph(fs), RULES, limits=Limits())
+    assert [(a.bindings, a.score) for a in got.answers] == [({"x": "a"}, 0.5)]

@@ -216,7 +216,7 @@ def _run(view: SmallConjResult, query, steps, limits: Limits, deadline, budget: 
     def members(st, u: int):
         """``u``'s set for step ``st``: (ascending ids, a set of them or, for one asserted step, a
         dict of their confidences, those confidences in order or None)."""
-        key = (st.kind, st.r, st.direction, u)
+        key = (st.kind, st.r, st.direction, u, st.lo if st.kind == "best" else 0)   # (t+ and t* walks differ)
         got = sets.get(key)
         if got is None:
             if st.kind == "hop":
