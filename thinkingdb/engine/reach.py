@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 
 from ..model import Limits, PathInv, PathRel, Var
-from .results import FactView
+from .results import SearchedView
 from .bfs import ReachMemo, Search, _all_one
 from .layer import Layers, split
 from .rules import fast_path_plan
@@ -133,7 +133,7 @@ def _member(arr: np.ndarray, x: int) -> bool:
     return i < len(arr) and int(arr[i]) == x
 
 
-class SingleSourceResult(FactView):
+class SingleSourceResult(SearchedView):
     """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over per-source reach sets."""
 
     def __init__(self, g, ids, rules, rels: dict[int, _Lazy], goals, layers: Layers | None = None) -> None:
@@ -141,20 +141,6 @@ class SingleSourceResult(FactView):
         self._layers = layers if layers is not None else Layers()   # one-premise rules over a closed R
         self.stats = None
         self.table = None     # a conjunction's bound rows (thinkingdb.engine.conj), run with the closure
-
-    @property
-    def truncated(self):
-        if self.table is not None and self.table.truncated:
-            return self.table.truncated
-        return "time" if any(c.timed_out for c in self._rels.values()) else None
-
-    @truncated.setter
-    def truncated(self, value) -> None:   # the closure sets it; ours is computed
-        pass
-
-    @property
-    def asserted_in_scope(self) -> int:
-        return 0
 
     @property
     def nodes(self) -> int:

@@ -188,6 +188,28 @@ class FactView:
         return None if key is None else self.fact_proof(key)
 
 
+class SearchedView(FactView):
+    """A result answered by searches over closed relations (``_rels``, each with ``timed_out``) and,
+    for a conjunction, its bound rows (``table``): its truncation is computed from them, never set,
+    and it counts no asserted facts in a scope (it has none)."""
+
+    table = None
+
+    @property
+    def truncated(self):
+        if self.table is not None and self.table.truncated:
+            return self.table.truncated
+        return "time" if any(c.timed_out for c in self._rels.values()) else None
+
+    @truncated.setter
+    def truncated(self, value) -> None:   # the closure sets it; ours is computed
+        pass
+
+    @property
+    def asserted_in_scope(self) -> int:
+        return 0
+
+
 class GraphView(FactView):
     """Asserted facts only."""
 

@@ -42,7 +42,7 @@ from ..model import Limits, PathInv, PathRel, PathRepeat
 from .conj import Table, plan_conjunction
 from .rules import fast_path_plan
 from .paths import PathWalk
-from .results import FactView
+from .results import SearchedView
 from .smallsource import _Layers, _ones, _Small, closed_fact_proof
 
 __all__ = ["SMALL_CONJ", "SmallConjResult", "small_conjunction"]
@@ -58,7 +58,7 @@ class _Over(Exception):
     """The work passed :data:`SMALL_CONJ`."""
 
 
-class SmallConjResult(FactView):
+class SmallConjResult(SearchedView):
     """:class:`thinkingdb.engine.reach.SingleSourceResult` for a conjunction run with its closure (its
     :class:`~thinkingdb.engine.conj.Table` of rows) over the relations the rules close (``_rels``:
     relation -> its :class:`~thinkingdb.engine.smallsource._Small`), in pure Python."""
@@ -70,20 +70,6 @@ class SmallConjResult(FactView):
         self.table: Table | None = None
         self._reach: dict[tuple[int, int, bool], _Layers] = {}   # (relation, start, forward) -> its search
         self._counted: dict[tuple[int, bool], set[int]] = {}
-
-    @property
-    def truncated(self):
-        if self.table is not None and self.table.truncated:
-            return self.table.truncated
-        return "time" if any(c.timed_out for c in self._rels.values()) else None
-
-    @truncated.setter
-    def truncated(self, value) -> None:   # the closure sets it; ours is computed
-        pass
-
-    @property
-    def asserted_in_scope(self) -> int:
-        return 0
 
     @property
     def nodes(self) -> int:
