@@ -43,7 +43,7 @@ from .conj import Table, plan_conjunction
 from .rules import fast_path_plan
 from .paths import PathWalk
 from .results import SearchedView
-from .smallsource import _Layers, _ones, _Small, closed_fact_proof
+from .smallsource import OnesView, _Layers, _ones, _Small
 
 __all__ = ["SMALL_CONJ", "SmallConjResult", "small_conjunction"]
 
@@ -58,7 +58,7 @@ class _Over(Exception):
     """The work passed :data:`SMALL_CONJ`."""
 
 
-class SmallConjResult(SearchedView):
+class SmallConjResult(OnesView, SearchedView):
     """:class:`thinkingdb.engine.reach.SingleSourceResult` for a conjunction run with its closure (its
     :class:`~thinkingdb.engine.conj.Table` of rows) over the relations the rules close (``_rels``:
     relation -> its :class:`~thinkingdb.engine.smallsource._Small`), in pure Python."""
@@ -106,14 +106,6 @@ class SmallConjResult(SearchedView):
         s, r, o = key
         return r in self._rels and o in self.search(r, s, True).dist and self.asserted(key) is None
 
-    def fact_score(self, key):
-        c = self.asserted(key)
-        if c is not None:
-            return c
-        return 1.0 if self.is_derived(key) else None
-
-    def fact_proof(self, key):
-        return closed_fact_proof(self, key)
 
     def out(self, r: int, s: int) -> dict[int, float]:
         res = super().out(r, s)

@@ -194,7 +194,22 @@ class _Small(WalkProof):
         return s.path(y)
 
 
-class SmallSourceResult(FactView):
+class OnesView:
+    """Scores and proofs of a view over closed relations whose facts all score 1 (mixed in before a
+    :class:`~thinkingdb.engine.results.FactView` that has ``is_derived``): an asserted fact keeps its
+    confidence, a derived one scores 1 with the closed fact's proof."""
+
+    def fact_score(self, key):
+        c = self.asserted(key)
+        if c is not None:
+            return c
+        return 1.0 if self.is_derived(key) else None
+
+    def fact_proof(self, key):
+        return closed_fact_proof(self, key)
+
+
+class SmallSourceResult(OnesView, FactView):
     """:class:`thinkingdb.engine.reach.SingleSourceResult` for one pattern ``s R o`` with a constant end."""
 
     def __init__(self, g, ids, rules, r: int, closed: _Small, sid, oid, layers: _Layers) -> None:
@@ -276,14 +291,6 @@ class SmallSourceResult(FactView):
     def is_derived(self, key) -> bool:
         return key[1] == self.r and self.has(key[0], key[2]) and self.asserted(key) is None
 
-    def fact_score(self, key):
-        c = self.asserted(key)
-        if c is not None:
-            return c
-        return 1.0 if self.is_derived(key) else None
-
-    def fact_proof(self, key):
-        return closed_fact_proof(self, key)
 
     def closed_answers(self, pat, var: str, const: int, forward: bool, lo: int, limits: Limits, deadline):
         """``bulk._finish`` for ``const R+ ?x`` / ``R*`` (or the other way) over the closed relation,
