@@ -30,8 +30,9 @@ OTHER_COMMANDS = ("thinkingdb.cli.search", "thinkingdb.cli.tools", "thinkingdb.c
                   "thinkingdb.cli.materialize", "thinkingdb.store.stdin")
 NO_HELP = ("shutil", "bz2", "lzma")   # what argparse's own formatter imports to find the terminal's width
 # what a question on ASCII names whose rules have no `not` premise does not need: the stratifier and
-# Unicode's tables (NFKC of ASCII text is the text itself)
-NOT_NEEDED = ("thinkingdb.stratify", "unicodedata")
+# Unicode's tables (NFKC of ASCII text is the text itself); nor does any question need typing (~3 ms:
+# annotations are strings, and the modules test a TYPE_CHECKING = False of their own)
+NOT_NEEDED = ("thinkingdb.stratify", "unicodedata", "typing")
 
 _SCRIPT = """
 import io, json, sys, contextlib

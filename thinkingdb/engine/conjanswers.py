@@ -4,13 +4,12 @@ evaluator's own walks."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model import PathRel
 from .answers import _conjoin, _proofs_builder
 from .bulk import TableAnswers
 from .paths import PathWalk, invert
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
 if TYPE_CHECKING:   # numpy loads when a conjunction runs as arrays
     import numpy as np
 

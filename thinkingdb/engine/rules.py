@@ -17,9 +17,11 @@ A declaration is shorthand for one rule of weight 1.0 (SPEC §2, §5):
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from ..model import Atom, Declaration, Limits, Node, Rule, Var
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
+if TYPE_CHECKING:
+    from typing import Iterable
 
 __all__ = ["compile_declarations", "default_rules_text", "default_rules", "default_rule_set",
            "precompiled_default_rules", "relevant_rules",
