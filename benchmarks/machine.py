@@ -1,15 +1,14 @@
 """What every benchmark reports about where it ran, and its peak memory.
 
 The benchmarks run as scripts (``python benchmarks/NAME.py``), so this folder is on ``sys.path`` and
-they import it as ``machine``.
+they import it as ``machine``. Importing it loads nothing beyond ``os``: a benchmark's worker processes
+import it for :func:`peak_rss_mb`, and ``importlib.metadata`` alone costs a fresh process ~27 ms, which
+a whole-process timing would charge to the engine measured.
 """
 
 from __future__ import annotations
 
 import os
-import platform
-import resource
-from importlib import metadata
 
 
 def cpu_model() -> str:
@@ -21,6 +20,7 @@ def cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    import platform
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
@@ -29,6 +29,8 @@ def describe(*packages: str) -> str:
 
     The load average is there because other processes competing for the CPUs slow every figure alike.
     """
+    import platform
+    from importlib import metadata
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     versions = []
     for pkg in packages:
@@ -44,4 +46,5 @@ def describe(*packages: str) -> str:
 
 def peak_rss_mb() -> float:
     """This process's peak resident set size in MiB (``ru_maxrss`` is in KiB on Linux)."""
+    import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
