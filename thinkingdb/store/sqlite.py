@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from contextlib import contextmanager
+
+try:   # the C module of the sqlite3 package, whose wrapper adds only date adapters and the datetime module they
+    import _sqlite3 as sqlite3   # need (~2 ms of a cold question; no store binds a date); same classes and errors
+except ImportError:   # pragma: no cover - an interpreter that has the package only
+    import sqlite3
 
 from ..arith import Arith, Constraint
 from ..errors import StoreError
@@ -218,6 +222,17 @@ class StoreCreatedElsewhere(StoreError):
 
 _TABLES = ("sources", "symbols", "facts", "provenance", "units", "rules", "declarations", "aliases",
            "lane_indexes", "meta")
+# What opening a store checks, in one statement: application id, schema version, journal mode, how many
+# schema objects there are and how many of the tables a store has (the list of those missing is read
+# only when one is): an open of a current store runs this, the connection settings and the generation.
+_PROBE = ("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), "
+          "(SELECT journal_mode FROM pragma_journal_mode), (SELECT count(*) FROM sqlite_master), "
+          "(SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (" + ", ".join(f"'{t}'" for t in _TABLES)
+          + "))")
+# connection settings, set once per connection and never inside a transaction (cache_size is raised by
+# Store.check_before_write); SQLite's busy timeout is connect's timeout
+_SETTINGS = f"PRAGMA synchronous = NORMAL; PRAGMA cache_size = -{READ_CACHE_KIB}; PRAGMA temp_store = MEMORY"
+BUSY_TIMEOUT_S = 5.0
 
 
 def _remove_store_files(file: str) -> None:
@@ -293,7 +308,8 @@ class Store:
         for i, mode in enumerate(modes):
             try:
                 uri = f"file:{_file_url(os.path.abspath(file))}?mode={mode}"
-                self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+                self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                                             timeout=BUSY_TIMEOUT_S)
                 self._init(self.readonly)
                 break
             except sqlite3.DatabaseError as exc:
@@ -333,10 +349,7 @@ class Store:
 
     def _init(self, readonly: bool) -> None:
         c = self.conn
-        c.execute("PRAGMA busy_timeout = 5000")
-        app = c.execute("PRAGMA application_id").fetchone()[0]
-        version = c.execute("PRAGMA user_version").fetchone()[0]
-        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        app, version, journal, tables, ours = c.execute(_PROBE).fetchone()
         if app == 0 and tables == 0:
             if readonly:
                 raise StoreError(f"{self.path}: empty store")
@@ -362,17 +375,15 @@ class Store:
         elif version < SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema {version} is older than {SCHEMA_VERSION} and has no migration; "
                              "ingest the sources again into a new store")
-        elif missing := set(_TABLES) - {n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+        elif ours != len(_TABLES):
+            missing = set(_TABLES) - {n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             raise StoreError(f"{self.path}: a ThinkingDB store without its tables ({', '.join(sorted(missing))}): "
                              "damaged; refusing to touch it")
         else:
             self._check("quick_check", QUICK_CHECK_OPEN_BYTES)
-            if not readonly:
+            if not readonly and journal != "wal":
                 c.execute("PRAGMA journal_mode = WAL")
-        # Connection settings, set once here, never inside a transaction.
-        c.execute("PRAGMA synchronous = NORMAL")
-        c.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")   # raised by check_before_write
-        c.execute("PRAGMA temp_store = MEMORY")
+        c.executescript(_SETTINGS)
 
     def _check(self, pragma: str, max_bytes: int) -> None:
         """Refuse a damaged store (``PRAGMA quick_check`` or ``integrity_check``) when it is at most
