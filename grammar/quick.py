@@ -40,28 +40,68 @@ __all__ = ["parse", "parse_simple"]
 SYMBOL = r"\w[\w\-]*(?:[.:]\w[\w\-]*)*"   # the grammar's SYMBOL and VAR terminals (checked by a test)
 VAR = r"\?\w+"
 MAX_CHARS = 1 << 16                       # a longer text goes to the full parser
-_WS = r"[ \t]"
-_SYM = rf"(?>({SYMBOL}))"
-_TERM = rf"(?>({VAR})|({SYMBOL}))"
-_SOURCES = {
-    "atom": rf"{_TERM}{_WS}+{_SYM}{_WS}+{_TERM}",
-    "pattern": rf"{_TERM}{_WS}+{_SYM}([+*]?){_WS}+{_TERM}",
-    "query_head": rf"{_WS}*\?{_WS}+",
-    "sep": rf"{_WS}*(,|=>|\.{_WS}*$){_WS}*",
-    "why": rf"{_WS}*why{_WS}+{_SYM}{_WS}+{_SYM}{_WS}+{_SYM}{_WS}*\.{_WS}*",
-    "rule_head": rf"{_WS}*rule{_WS}+{_SYM}(?:{_WS}*@{_WS}*(?>(\d+(?:\.\d+)?|\.\d+)))?{_WS}*:{_WS}*",
-    "relation": rf"{_WS}*relation{_WS}+{_SYM}{_WS}+{_SYM}(?:{_WS}+{_SYM})?{_WS}*\.{_WS}*",
-}
-_COMPILED: dict[str, re.Pattern] = {}
+_WS = " \t"                               # the white space between words of a line ([ \t])
+_WORD: re.Pattern | None = None
 
 
-def _re(name: str) -> re.Pattern:
-    """The pattern ``name`` of :data:`_SOURCES`, compiled on first use: a cold question needs three of
-    the seven, and each costs a fresh process a fraction of a millisecond to compile."""
-    got = _COMPILED.get(name)
-    if got is None:
-        got = _COMPILED[name] = re.compile(_SOURCES[name])
-    return got
+def _word(text: str, i: int) -> tuple[int, int]:
+    """``(kind, end)`` of the word at ``i``: kind 1 a variable (``VAR``), 2 a symbol (``SYMBOL``), 0 none.
+
+    The one pattern of this module, compiled on first use: the statements are read with string
+    methods around it (each further pattern cost a cold question ~0.2 ms to compile). Both terminals
+    match as the lexer matches them, longest first, with nothing given back (``?x-y`` is ``?x`` and
+    then ``-y``; ``a.b.`` is ``a.b`` and then ``.``).
+    """
+    global _WORD
+    if _WORD is None:
+        _WORD = re.compile(rf"({VAR})|{SYMBOL}")
+    m = _WORD.match(text, i)
+    if m is None:
+        return 0, i
+    return (1 if m.group(1) else 2), m.end()
+
+
+def _space(text: str, i: int) -> int:
+    r"""The end of the run of ``[ \t]`` at ``i``."""
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _after_keyword(text: str, keyword: str) -> int:
+    r"""The start of the first word after ``[ \t]* keyword [ \t]+`` at the start of ``text``, or -1."""
+    i = _space(text, 0)
+    if not text.startswith(keyword, i):
+        return -1
+    i += len(keyword)
+    j = _space(text, i)
+    return j if j > i else -1
+
+
+def _digits(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i].isdecimal():   # \d: a Unicode decimal digit
+        i += 1
+    return i
+
+
+def _weight_end(text: str, i: int) -> int:
+    r"""The end of a weight ``\d+(?:\.\d+)?|\.\d+`` at ``i`` (longest, nothing given back), or ``i``."""
+    j = _digits(text, i)
+    if j > i:
+        if text.startswith(".", j) and _digits(text, j + 1) > j + 1:
+            return _digits(text, j + 1)
+        return j
+    if text.startswith(".", i) and _digits(text, i + 1) > i + 1:
+        return _digits(text, i + 1)
+    return i
+
+
+def _end_of_statement(text: str, i: int) -> bool:
+    r"""``[ \t]* . [ \t]*`` from ``i`` to the end of the line."""
+    i = _space(text, i)
+    return text.startswith(".", i) and _space(text, i + 1) == len(text)
 
 
 def parse(text: str, source: str = "<string>") -> ast.Document:
@@ -95,48 +135,84 @@ def parse_simple(text: str, source: str = "<string>") -> ast.Document | None:
     return ast.Document(tuple(statements), source)
 
 
-def _symbol(m: re.Match, g: int, line: int) -> ast.Symbol | None:
-    word = m.group(g)
-    return None if word in RESERVED else ast.Symbol(word, line, m.start(g) + 1)
+def _symbol(text: str, i: int, end: int, line: int) -> ast.Symbol | None:
+    word = text[i:end]
+    return None if word in RESERVED else ast.Symbol(word, line, i + 1)
 
 
-def _term(m: re.Match, g: int, line: int) -> ast.Variable | ast.Symbol | None:
-    """The term of groups ``g`` (a variable) and ``g + 1`` (a symbol) of ``m``."""
-    if m.group(g) is not None:
-        return ast.Variable(m.group(g)[1:], line, m.start(g) + 1)
-    return _symbol(m, g + 1, line)
+def _term(text: str, kind: int, i: int, end: int, line: int) -> ast.Variable | ast.Symbol | None:
+    """The term of the word ``text[i:end]`` of ``kind`` (see :func:`_word`)."""
+    if kind == 1:
+        return ast.Variable(text[i + 1:end], line, i + 1)
+    return _symbol(text, i, end, line)
 
 
-def _relation_at(m: re.Match, g: int, line: int) -> ast.Relation | None:
-    word = m.group(g)
-    return None if word in RESERVED else ast.Relation(word, line=line, column=m.start(g) + 1)
+def _relation_at(text: str, i: int, end: int, line: int) -> ast.Relation | None:
+    word = text[i:end]
+    return None if word in RESERVED else ast.Relation(word, line=line, column=i + 1)
 
 
-def _atoms(text: str, pos: int, line: int, kind: str, last: str):
-    """``(atoms, end)``: terms-relation-terms (``kind``: ``"pattern"`` of a query, with an optional
-    ``+``/``*``, or ``"atom"`` of a rule) separated by commas from ``pos`` up to the separator ``last``
-    (``"."`` or ``"=>"``); None if anything else is there."""
+def _triple(text: str, pos: int, line: int, marked: bool):
+    r"""``(subject, relation, object, mark, end)`` of ``T [ \t]+ R [+*]? [ \t]+ T`` at ``pos`` (the mark
+    only when ``marked``: a query's pattern, not a rule's atom); None if anything else is there."""
+    kind, end = _word(text, pos)
+    if not kind:
+        return None
+    s = _term(text, kind, pos, end, line)
+    i = _space(text, end)
+    rkind, rend = _word(text, i)
+    if i == end or rkind != 2:
+        return None
+    rel = _relation_at(text, i, rend, line)
+    mark = ""
+    if marked and rend < len(text) and text[rend] in "+*":
+        mark, rend = text[rend], rend + 1
+    j = _space(text, rend)
+    okind, oend = _word(text, j)
+    if j == rend or not okind:
+        return None
+    o = _term(text, okind, j, oend, line)
+    if s is None or rel is None or o is None:
+        return None
+    return s, rel, o, mark, oend
+
+
+def _separator(text: str, i: int) -> tuple[str, int] | None:
+    r"""``(separator, end)`` of ``[ \t]* (, | => | . [ \t]* end of line) [ \t]*`` at ``i``."""
+    i = _space(text, i)
+    if text.startswith(",", i):
+        return ",", _space(text, i + 1)
+    if text.startswith("=>", i):
+        return "=>", _space(text, i + 2)
+    if _end_of_statement(text, i):
+        return ".", len(text)
+    return None
+
+
+def _atoms(text: str, pos: int, line: int, marked: bool, last: str):
+    """``(atoms, end)``: terms-relation-terms (``marked``: of a query, with an optional ``+``/``*``;
+    else of a rule) separated by commas from ``pos`` up to the separator ``last`` (``"."`` or
+    ``"=>"``); None if anything else is there."""
     found = []
-    pattern, sep_re, marked = _re(kind), _re("sep"), kind == "pattern"
     while True:
-        m = pattern.match(text, pos)
-        if m is None:
+        got = _triple(text, pos, line, marked)
+        if got is None:
             return None
-        s, rel, o = _term(m, 1, line), _relation_at(m, 3, line), _term(m, 5 if marked else 4, line)
-        if s is None or rel is None or o is None:
-            return None
-        found.append((s, rel, o, m.group(4) if marked else ""))
-        sep = sep_re.match(text, m.end())
+        found.append(got[:4])
+        sep = _separator(text, got[4])
         if sep is None:
             return None
-        if sep.group(1) != ",":
-            return (found, sep.end()) if sep.group(1).startswith(last) else None
-        pos = sep.end()
+        if sep[0] != ",":
+            return (found, sep[1]) if sep[0] == last else None
+        pos = sep[1]
 
 
 def _query(text: str, line: int) -> ast.Query | None:
-    m = _re("query_head").match(text)
-    got = None if m is None else _atoms(text, m.end(), line, "pattern", ".")
+    i = _space(text, 0)
+    j = _space(text, i + 1)
+    if not text.startswith("?", i) or j == i + 1:   # [ \t]* ? [ \t]+
+        return None
+    got = _atoms(text, j, line, True, ".")
     if got is None:
         return None
     patterns = []
@@ -148,29 +224,56 @@ def _query(text: str, line: int) -> ast.Query | None:
     return ast.Query(tuple(patterns), patterns[0].line, patterns[0].column)
 
 
+def _symbols(text: str, i: int, line: int, count: int) -> tuple[list, int] | None:
+    r"""``count`` symbols ``(start, end)`` at ``i``, separated by ``[ \t]+``; None if anything else is there."""
+    found = []
+    for k in range(count):
+        if k:
+            j = _space(text, i)
+            if j == i:
+                return None
+            i = j
+        kind, end = _word(text, i)
+        if kind != 2:
+            return None
+        found.append((i, end))
+        i = end
+    return found, i
+
+
 def _why(text: str, line: int) -> ast.Why | None:
-    m = _re("why").fullmatch(text)
-    if m is None:
+    start = _after_keyword(text, "why")
+    got = None if start < 0 else _symbols(text, start, line, 3)
+    if got is None or not _end_of_statement(text, got[1]):
         return None
-    s, r, o = (_symbol(m, i, line) for i in (1, 2, 3))
+    s, r, o = (_symbol(text, i, end, line) for i, end in got[0])
     if s is None or r is None or o is None:
         return None
     return ast.Why(s, ast.Relation(r.text, line=line, column=r.column), o, False, s.line, s.column)
 
 
 def _rule(text: str, line: int) -> ast.RuleDecl | None:
-    m = _re("rule_head").match(text)
-    if m is None or m.group(1) in RESERVED:
+    start = _after_keyword(text, "rule")
+    kind, end = _word(text, start) if start >= 0 else (0, 0)
+    if kind != 2 or text[start:end] in RESERVED:
         return None
+    i = _space(text, end)
     weight = None
-    if m.group(2) is not None:
-        weight = float(m.group(2))
+    if text.startswith("@", i):   # [ \t]* @ [ \t]* a weight
+        w = _space(text, i + 1)
+        i = _weight_end(text, w)
+        if i == w:
+            return None
+        weight = float(text[w:i])
         if not (math.isfinite(weight) and 0.0 < weight <= 1.0):
             return None   # the full parser reports it
-    body = _atoms(text, m.end(), line, "atom", "=>")
+        i = _space(text, i)
+    if not text.startswith(":", i):
+        return None
+    body = _atoms(text, _space(text, i + 1), line, False, "=>")
     if body is None:
         return None
-    head = _atoms(text, body[1], line, "atom", ".")
+    head = _atoms(text, body[1], line, False, ".")
     if head is None or len(head[0]) != 1 or head[1] != len(text):
         return None
     premises = tuple(ast.Atom(s, rel, o, False, s.line, s.column) for s, rel, o, _ in body[0])
@@ -178,17 +281,27 @@ def _rule(text: str, line: int) -> ast.RuleDecl | None:
     _, bound, _ = order_comparisons(premises)
     if any(isinstance(t, ast.Variable) and (t.name == "_" or t.name not in bound) for t in (s, o)):
         return None   # an anonymous or unbound head variable: the full parser reports it
-    return ast.RuleDecl(m.group(1), premises, ast.Atom(s, rel, o, False, s.line, s.column), weight, line,
-                        m.start(1) + 1)
+    return ast.RuleDecl(text[start:end], premises, ast.Atom(s, rel, o, False, s.line, s.column), weight, line,
+                        start + 1)
 
 
 def _relation(text: str, line: int) -> ast.RelationDecl | None:
-    m = _re("relation").fullmatch(text)
-    if m is None or any(m.group(i) in RESERVED for i in (1, 2, 3)):
+    start = _after_keyword(text, "relation")
+    got = None if start < 0 else _symbols(text, start, line, 2)
+    if got is None:
         return None
-    kind, has_other = m.group(2), m.group(3) is not None
+    words, i = got
+    j = _space(text, i)
+    if j > i:   # a third symbol, the other relation, maybe
+        kind, end = _word(text, j)
+        if kind == 2:
+            words.append((j, end))
+            i = end
+    if not _end_of_statement(text, i) or any(text[a:b] in RESERVED for a, b in words):
+        return None
+    kind, has_other = text[words[1][0]:words[1][1]], len(words) == 3
     if kind not in DECLARATION_KINDS or has_other != (kind in ("inverse", "subrelation_of")):
         return None   # the full parser reports it
-    rel = _relation_at(m, 1, line)
-    other = _relation_at(m, 3, line) if has_other else None
+    rel = _relation_at(text, *words[0], line)
+    other = _relation_at(text, *words[2], line) if has_other else None
     return ast.RelationDecl(rel, kind, other, rel.line, rel.column)
