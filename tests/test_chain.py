@@ -53,6 +53,11 @@ def step_rules(kind: str) -> tuple[Rule, ...]:
 facts = st.lists(st.builds(Fact, st.sampled_from(SYMBOLS), st.sampled_from(("e", "e", "e", "t", "t", "u", "p", "d")),
                            st.sampled_from(SYMBOLS), st.sampled_from((1.0, 0.9, 0.5, 0.8, 0.25))),
                  min_size=1, max_size=18)
+# denser graphs for the answers' comparison: most questions have answers, many of them several proofs
+dense_facts = st.lists(st.builds(Fact, st.sampled_from(SYMBOLS),
+                                 st.sampled_from(("e", "e", "e", "e", "t", "t", "t", "u", "p", "d")),
+                                 st.sampled_from(SYMBOLS), st.sampled_from((1.0, 0.9, 0.5, 0.8, 0.25))),
+                       min_size=4, max_size=30)
 
 
 def dump(res):
@@ -62,19 +67,19 @@ def dump(res):
 
 
 @settings(max_examples=200, deadline=None)
-@given(facts, st.booleans(), st.booleans(), st.sampled_from((1.0, 0.9, 0.5)),
+@given(dense_facts, st.booleans(), st.booleans(), st.sampled_from((1.0, 0.9, 0.5)),
        st.sampled_from(("asserted", "transitive", "derived")), st.sampled_from(SYMBOLS), st.booleans(),
-       st.booleans(), st.sampled_from(["best", "noisy-or"]))
+       st.booleans(), st.sampled_from(["best", "noisy-or"]), st.sampled_from((1, 2, 3, 5)))
 def test_chain_answers_equal_the_full_closure(fs, right, e_first, weight, kind, const, bind_subject, inverted,
-                                              aggregate):
+                                              aggregate, k):
     g = FactGraph(fs)
     rules = (chain_rule(right, e_first, weight),) + step_rules(kind)
     s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
     q = Query((QueryPattern(o, PathInv(PathRel("t")), s) if inverted else QueryPattern(s, PathRel("t"), o),))
-    want = dump(evaluate(q, g, rules, aggregate=aggregate, k=1, goal_directed=False))
+    want = dump(evaluate(q, g, rules, aggregate=aggregate, k=k, goal_directed=False))
     for limits in LIMITS:
-        got = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=1)
-        full = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=1, goal_directed=False)
+        got = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=k)
+        full = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=k, goal_directed=False)
         if got.stats is not None and got.stats.engine == "chain":   # only where no bound cuts
             assert dump(got) == want, limits
         elif limits.max_depth is not None:   # the general engine: the depth semantics are the full closure's
@@ -85,12 +90,12 @@ def test_chain_answers_equal_the_full_closure(fs, right, e_first, weight, kind, 
 
 @settings(max_examples=100, deadline=None)
 @given(facts, st.booleans(), st.booleans(), st.sampled_from(("asserted", "derived")), st.sampled_from(SYMBOLS),
-       st.sampled_from(SYMBOLS))
-def test_why_of_a_chain_fact_equals_the_full_closure(fs, right, e_first, kind, a, b):
+       st.sampled_from(SYMBOLS), st.sampled_from((0, 1, 3)))
+def test_why_of_a_chain_fact_equals_the_full_closure(fs, right, e_first, kind, a, b, alternatives):
     g = FactGraph(fs)
     rules = (chain_rule(right, e_first, 0.9),) + step_rules(kind)
-    got = why(Triple(a, "t", b), g, rules)
-    want = why(Triple(a, "t", b), g, rules, goal_directed=False)
+    got = why(Triple(a, "t", b), g, rules, alternatives=alternatives)
+    want = why(Triple(a, "t", b), g, rules, alternatives=alternatives, goal_directed=False)
     assert (got is None) == (want is None)
     if got is not None:
         assert got.to_json() == want.to_json()
@@ -212,3 +217,23 @@ def test_two_step_rules_of_one_name_keep_the_full_closures_proof():
     proof = full.derived[Triple("s", "t", "goal")]
     assert got.stats.engine == "chain" and [a.proof for a in got.answers] == [proof]
     assert [p.conclusion for p in proof.premises[0].premises] == [Triple("s", "a", "m")]   # 'a' sorts first
+
+
+def test_noisy_or_combines_the_best_derivations_through_each_step():
+    # a t g @0.1 asserted; a → b (1.0) with b t g @0.5; a → c (0.5) with c t g @1; a → d (0.8), d → c (1.0):
+    # derivations of a t g (weight 0.9): via d 0.9 × 0.8 × (0.9 × 1 × 1) = 0.648 (depth 2), via b 0.45,
+    # via c 0.45 (depth 1 both: b's premises sort first). k = 2: the two derivations, 1 − 0.352 × 0.55
+    # = 0.8064 (the assertion's 0.1 is the weakest); k = 3: with b's, 1 − 0.352 × 0.55 × 0.55 = 0.89352
+    fs = [Fact("a", "e", "b"), Fact("a", "e", "c", 0.5), Fact("a", "e", "d", 0.8), Fact("b", "t", "g", 0.5),
+          Fact("c", "t", "g"), Fact("d", "e", "c"), Fact("a", "t", "g", 0.1), Fact("d", "t", "h")]
+    rules = (chain_rule(True, True, 0.9),)
+    q = Query((QueryPattern("a", PathRel("t"), Var("v")),))
+    for k, score, via in ((2, 0.8064, ["a e d", "a e b"]), (3, 0.89352, ["a e d", "a e b", "a e c"])):
+        res = evaluate(q, FactGraph(fs), rules, aggregate="noisy-or", k=k)
+        assert res.stats.engine == "chain"
+        a = res.answers[0]
+        assert a.bindings["v"] == "g" and abs(a.score - score) < 1e-12
+        assert [str(p.premises[0].conclusion) for p in a.proof] == via
+        assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, aggregate="noisy-or", k=k, goal_directed=False))
+    proof = why(Triple("a", "t", "g"), FactGraph(fs), rules, alternatives=2)
+    assert proof.score == 0.1 and [round(p.score, 12) for p in proof.alternatives] == [0.648, 0.45]

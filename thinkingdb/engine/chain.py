@@ -50,9 +50,12 @@ The step facts come from the closure of the other rules, goal-directed
 reverse walks from the asserting nodes for a bound goal), with their exact scores, depths and
 proofs, kept version by version; the inner run must be one of the engines the full closure of
 such a rule set runs on (columnar or the reference engine: a fast path splits ties in its own way).
+With alternatives (noisy-or with ``k > 1``, ``why``'s alternatives) a fact's other derivations are
+one per step out of its node, each from the next node's own fact for the goal: with the goal bound
+from the replay, with the node bound from that successor's own search and replay
+(:meth:`~thinkingdb.engine.chainresult.ChainResult._from_successors`).
 A result stands for the full closure only within its bounds: the run declines (returns
-None, and the general engine runs and reports the bound) under a depth bound, with alternatives
-(noisy-or with ``k > 1``), when the inner run is cut, when ``max_derived`` or ``max_nodes`` would
+None, and the general engine runs and reports the bound) under a depth bound, when the inner run is cut, when ``max_derived`` or ``max_nodes`` would
 be passed (derived facts counted: the inner run's and the ``T`` facts this one keeps — the answers
 and the facts their proofs go through), when a score is 0, or at the deadline.
 
@@ -148,7 +151,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     the question are in the class (module docstring) and no bound would cut the run, else None;
     ``closure`` runs the inner closure (:func:`thinkingdb.engine.closure.closure`, which calls this)."""
     goals = tuple(goals)
-    if limits.max_depth is not None or alternatives or len(goals) != 1 or len(goals[0].patterns) != 1:
+    if limits.max_depth is not None or len(goals) != 1 or len(goals[0].patterns) != 1:
         return None
     pat = goals[0].patterns[0]
     path, fwd = pat.path, True
@@ -168,7 +171,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
         return None
     from .chainresult import Timeout  # noqa: PLC0415 (a question this engine declines loads only this module)
     try:
-        res = _run(g, rules, shape, node_t, goal_t, limits, deadline, closure)
+        res = _run(g, rules, shape, node_t, goal_t, limits, alternatives, deadline, closure)
     except Timeout:
         return None
     if res is None:
@@ -180,7 +183,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     return res
 
 
-def _run(g, rules, shape: Shape, node_t, goal_t, limits, deadline, closure):
+def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline, closure):
     from .chainresult import ChainResult  # noqa: PLC0415
     from .rules import relevant_rules  # noqa: PLC0415
     inner_rules = relevant_rules(tuple(r for r in rules if r is not shape.rule), [shape.step])
@@ -214,7 +217,7 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, deadline, closure):
                         limits=Limits(max_nodes=limits.max_nodes, max_derived=limits.max_derived, timeout_ms=left))
         if inner.truncated is not None or inner.stats.engine not in ("columnar", "semi-naive"):
             return None   # cut, or a fast path (whose proofs split ties unlike the full closure's engines)
-    res = ChainResult(g, inner, shape, rules, deadline)
+    res = ChainResult(g, inner, shape, rules, deadline, alternatives)
     if scope is not None:
         res.touched.update(scope[1])
     if not isinstance(node_t, Var):

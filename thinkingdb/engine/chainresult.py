@@ -25,8 +25,12 @@ class ChainResult(FactView):
     """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike: the ``T`` facts of one bound
     end (and those their proofs go through) over the inner closure of the step relation."""
 
-    def __init__(self, g, inner, shape, rules, deadline) -> None:   # shape: chain.Shape
+    def __init__(self, g, inner, shape, rules, deadline, alternatives: int = 0) -> None:   # shape: chain.Shape
         self.g, self.inner, self.shape, self.rules = g, inner, shape, rules
+        self._k = alternatives
+        # T key -> its best other derivations [(score, depth, next node, {T key: versions} of the
+        # next node's proof)], at most alternatives + 1, best first (noisy-or, why's alternatives)
+        self.alts: dict[tuple[int, int, int], list] = {}
         self.ids = inner.ids
         self.T = self.ids.rel(shape.head)
         self.E = self.ids.find_rel(shape.step)
@@ -39,6 +43,7 @@ class ChainResult(FactView):
         self._ticks = 0
         self.rechecked = 0   # goals searched again with their asserting nodes as ends
         self._evers: dict[tuple[int, int, int], list] = {}   # step fact -> its versions (shared by the goals)
+        self._proofs: dict[tuple, object] = {}   # (step fact, version's depth) -> its proof
 
     # -- the model ------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -107,12 +112,16 @@ class ChainResult(FactView):
         return [(h[1], h[0]) for h in inner._hist.get(key, ())] + [(v[1], v[0])]
 
     def step_proof(self, key, limit: int):
-        """The step fact's proof as it stood after round ``limit``."""
-        from .proofs import Proof
-        c = self.inner.asserted(key)
-        if c is not None:
-            return Proof.asserted(self.ids.triple(key), c)
-        return self.inner._build(key, limit)
+        """The step fact's proof as it stood after round ``limit``: memoised by the version it is
+        (the answers' chains share their first steps, and noisy-or builds every answer's proofs)."""
+        d = next(v[0] for v in reversed(self.versions(key)) if v[0] <= limit)
+        got = self._proofs.get((key, d))
+        if got is None:
+            from .proofs import Proof
+            c = self.inner.asserted(key)
+            got = Proof.asserted(self.ids.triple(key), c) if c is not None else self.inner._build(key, d)
+            self._proofs[(key, d)] = got
+        return got
 
     # -- the searches ---------------------------------------------------------------------------
     def _simulate(self, goal: int, terms: dict[int, float], back) -> dict[int, list]:
@@ -205,6 +214,9 @@ class ChainResult(FactView):
             self.touched.add(n)
             if n not in terms:
                 self.rec[self.tkey(n, goal)] = v
+        if self._k:   # every node's versions are the full closure's: each step's derivation from them
+            for n in vers:
+                self._alternatives(n, goal, lambda c: vers.get(c), lambda c, d: self.rec)
         return True
 
     def _forward(self, start: int, blocked=frozenset()) -> dict[int, float]:
@@ -284,25 +296,143 @@ class ChainResult(FactView):
                 if only is None or goal == only:
                     by_goal.setdefault(goal, {})[a] = c
         mine = self.asserted_at(start)
+        self._searched = {start: (P, parents)}
         for goal in sorted(by_goal):
             self.touched.add(goal)
-            if goal in mine:   # asserted facts win
-                continue
             ends = by_goal[goal]
+            got = None
             try:
-                got = self._one_goal(start, goal, ends, P, parents)
-                if got is None:   # a better chain runs through a node asserting the goal: stop there
-                    blocked = frozenset(ends)
-                    self.rechecked += 1
-                    Pg = self._forward(start, blocked)
-                    got = self._one_goal(start, goal, ends, Pg, self._slack(Pg, blocked))
+                if goal not in mine:   # (asserted facts win)
+                    got = self._solve(start, goal, ends)
+                    self._keep(goal, start, got)
+                if self._k:
+                    self._from_successors(start, goal, ends, got)
             except ValueError:
                 return False
-            if got is None:
-                return False
-            self._keep(goal, start, got)
         self._memo = {}
+        self._searched = {}
         return True
+
+    def _solve(self, start, goal, ends) -> dict[int, list]:
+        """``_one_goal`` from ``start`` (its search memoised), searched again with the nodes asserting
+        the goal as ends when a better chain runs through one of them (the chain stops there)."""
+        got = self._searched.get(start)
+        if got is None:
+            P = self._forward(start)
+            got = self._searched[start] = (P, self._slack(P))
+        vers = self._one_goal(start, goal, ends, *got)
+        if vers is None:
+            blocked = frozenset(ends)
+            self.rechecked += 1
+            Pg = self._forward(start, blocked)
+            vers = self._one_goal(start, goal, ends, Pg, self._slack(Pg, blocked))
+        if vers is None:
+            raise ValueError("no solution within the bound")
+        return vers
+
+    def _from_successors(self, start, goal, ends, got) -> None:
+        """The alternatives of ``start``'s fact for ``goal``: each step ``start → c`` with ``c``'s
+        fact for the goal, ``c``'s versions from its own search (exact within ``DELTA`` of its best,
+        the only versions a best combination can use). Successors are searched in the order of an
+        upper bound (``w · step · max P_c(a) · conf``, blocking ignored) until the bound falls
+        below the ``alternatives + 1``-th derivation found."""
+        w, want = self.w, self._k + 1
+        cands = []
+        for c, e in self._steps(start).items():
+            if c in ends:
+                ub = ends[c]
+            else:
+                got_c = self._searched.get(c)
+                if got_c is None:
+                    P = self._forward(c)
+                    got_c = self._searched[c] = (P, self._slack(P))
+                P = got_c[0]
+                ub = max((P[a] * conf for a, conf in ends.items() if a in P), default=None)
+                if ub is None:
+                    continue
+            cands.append((-(w * e) * ub, self.ids.sym_rank(c), c))
+        cands.sort()
+        found: dict[int, dict] = {}
+        if got is not None:
+            found[start] = got
+
+        def versions_of(c):
+            if c in ends:
+                return [(ends[c], 0, None)]
+            if c not in found:
+                found[c] = self._solve(c, goal, ends)
+            return found[c].get(c)
+
+        order = [c for _, _, c in cands]
+        bound = {c: -nub for nub, _, c in cands}
+        self._alternatives(start, goal, versions_of, lambda c, d: self._path(goal, c, d, found.get(c)),
+                           order, bound, want)
+
+    def _path(self, goal, c, depth, vers) -> dict:
+        """``{T key: versions}`` of the facts the proof of ``c``'s fact at ``depth - 1`` goes through."""
+        table, n, limit = {}, c, depth - 1
+        while vers is not None and n in vers:
+            v = _at(vers[n], limit)
+            if v[2] is None:
+                break
+            table[self.tkey(n, goal)] = vers[n]
+            n, limit = v[2], v[1] - 1
+        return table
+
+    def _alternatives(self, n, goal, versions_of, path_of, order=None, bound=None, want=None) -> None:
+        """Keep ``n``'s best other derivations for ``goal`` (``self.alts``): for each step ``n → c``
+        with a fact ``c T goal`` (``versions_of(c)``: its versions), the derivation's score is its
+        best over the rounds that fire it — when the step fact or ``c``'s fact got a version the
+        round before — and its depth that of the first round reaching it (the reference engine
+        keeps a derivation's first best). The derivation of ``n``'s fact itself is left out."""
+        want = self._k + 1 if want is None else want
+        key = self.tkey(n, goal)
+        if self.asserted(key) is None:
+            cur = self.rec.get(key)
+            if cur is None:
+                return
+            best_next = cur[-1][2]
+        else:
+            best_next = None
+        rank = self.ids.key_rank
+        if order is None:
+            order = sorted(self.steps(n), key=self.ids.sym_rank)
+        out: list = []
+        for c in order:
+            self._tick()
+            if bound is not None and len(out) >= want and bound[c] * (1 + DELTA) < out[want - 1][0]:
+                break
+            if c == best_next:
+                continue
+            vc = versions_of(c)
+            if not vc:
+                continue
+            got = self._fired(n, c, vc)
+            if got is None:
+                continue
+            score, depth = got
+            canon = tuple(rank(k) for k in self.premises(n, c, goal))
+            out.append((score, depth, canon, c))
+            out.sort(key=lambda t: (-t[0], t[1], t[2]))
+            del out[want:]
+        if out:
+            self.alts[key] = [(sc, d, c, path_of(c, d)) for sc, d, _, c in out]
+
+    def _fired(self, n, c, vc) -> tuple | None:
+        """``(score, depth)`` of the derivation of ``n``'s fact through ``c`` (``vc``: ``c``'s versions
+        ``[(score, depth, next)]``): its best score over the rounds that fire it, first reached."""
+        ev = self.versions(self.ekey(n, c))
+        rounds = sorted({d + 1 for d, _ in ev} | {v[1] + 1 for v in vc})
+        best = None
+        for r in rounds:
+            e = next((x for x in reversed(ev) if x[0] <= r - 1), None)
+            v = next((x for x in reversed(vc) if x[1] <= r - 1), None)
+            if e is None or v is None:
+                continue
+            s = self.combine(e[1], v[0])
+            if best is None or s > best[0]:
+                best = (s, r)
+        return best
 
     # -- the read interface ---------------------------------------------------------------------
     @property
@@ -352,19 +482,55 @@ class ChainResult(FactView):
             return Proof.asserted(self.ids.triple(key), c)
         if key not in self.rec:
             return None
-        chain, k, limit = [], key, None   # built from the far end: chains can outgrow the recursion limit
+        return self._chain(key, None, self.rec)
+
+    def _chain(self, key, limit, table):
+        """The proof of ``T`` fact ``key`` as it stood after round ``limit`` (None: its last
+        version), its versions and those of the facts its proof goes through read from ``table``;
+        built from the far end (chains can outgrow the recursion limit)."""
+        from .proofs import Proof
+        chain, k = [], key
         goal = key[2] if self.shape.right else key[0]
         while self.asserted(k) is None:
-            v = _at(self.rec[k], limit)
+            v = _at(table[k], limit)
             chain.append((k, v))
             k, limit = self.tkey(v[2], goal), v[1] - 1
         proof = Proof.asserted(self.ids.triple(k), self.asserted(k))
         for k, v in reversed(chain):
             n = k[0] if self.shape.right else k[2]
-            e = self.step_proof(self.ekey(n, v[2]), v[1] - 1)
-            prem = (e, proof) if self.shape.e_at == 0 else (proof, e)
-            proof = Proof.derived(self.ids.triple(k), self.name, self.w, prem)
+            proof = self._derived(k, n, v[2], v[1], proof)
         return proof
+
+    def _derived(self, key, n, c, depth, t_proof):
+        """The rule node of ``key`` (node ``n``) through the step ``n → c`` at ``depth``."""
+        from .proofs import Proof
+        e = self.step_proof(self.ekey(n, c), depth - 1)
+        prem = (e, t_proof) if self.shape.e_at == 0 else (t_proof, e)
+        return Proof.derived(self.ids.triple(key), self.name, self.w, prem)
+
+    def fact_proofs(self, key, k: int):
+        """Up to ``k`` distinct proofs, best first: the best, then the other derivations kept."""
+        if key[1] != self.T:
+            return self.inner.fact_proofs(key, k) if hasattr(self.inner, "fact_proofs") else super().fact_proofs(key, k)
+        best = self.fact_proof(key)
+        if best is None:
+            return []
+        out = [best]
+        n = key[0] if self.shape.right else key[2]
+        goal = key[2] if self.shape.right else key[0]
+        for _, depth, c, table in self.alts.get(key, ())[:max(k - 1, 0)]:
+            out.append(self._derived(key, n, c, depth, self._chain(self.tkey(c, goal), depth - 1, table)))
+        return out[:k]
+
+    def proof(self, triple):
+        """The best proof, with up to ``alternatives`` other proofs attached when the run kept them."""
+        key = self.ids.key(triple)
+        if key is None:
+            return None
+        best = self.fact_proof(key)
+        if best is None or not self._k:
+            return best
+        return best.with_alternatives(self.fact_proofs(key, self._k + 1)[1:])
 
     def out(self, r: int, s: int) -> dict[int, float]:
         if r != self.T:
