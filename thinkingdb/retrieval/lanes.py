@@ -112,8 +112,7 @@ class Lanes:
         self.generation = state.generation
         self.units = state.units      # read whole on first use (the lexical lanes; a question never needs them)
         self._by_id: dict | None = None
-        self.access = access if access is not None else (state.access_table() if hasattr(state, "access_table")
-                                                         else AccessTable(self.units))
+        self.access = access if access is not None else _access_table(state)
         self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
@@ -366,7 +365,7 @@ class Lanes:
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""
         view = self.access.view(caller, day)
-        return CallerView(view, self.graph(view), self.rules(view), self.visible_unit(view),
+        return CallerView(view, self.graph(view, (caller, day)), self.rules(view), self.visible_unit(view),
                           lambda: self.labels(view))
 
     # -- facts -------------------------------------------------------------------------------------------
@@ -379,12 +378,14 @@ class Lanes:
         access, mask = self.access, view.mask    # (the id -> row table is made on the first call)
         return lambda uid: (i := access.row.get(uid)) is not None and bool(mask[i])
 
-    def graph(self, view: View):
-        """The fact graph a caller with this view may reason over (the KB's graph when nothing differs)."""
+    def graph(self, view: View, who: tuple | None = None):
+        """The fact graph a caller with this view may reason over (the KB's graph when nothing differs).
+        ``who``: ``(caller, day)`` whose view it is, when known (its file may then be derived from the
+        file of an earlier store state: store/viewderive.py)."""
         key = "all" if view.everything else view.fingerprint
-        return self._graphs.get_or(key, lambda: self._graph_build(view))
+        return self._graphs.get_or(key, lambda: self._graph_build(view, who))
 
-    def _graph_build(self, view: View):
+    def _graph_build(self, view: View, who: tuple | None = None):
         from ..engine.graph import FactGraph
         full = self.state.graph
         if view.everything:
@@ -398,6 +399,11 @@ class Lanes:
                 return full
             if got is not None:
                 return _over(full, base, *got)
+            derived = self._derive(view, who, stamp, base) if who is not None else None
+            if derived is not None:
+                g = _over(full, base, *derived)
+                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, *derived, g.overlay.orders)
+                return g
         changes = self._changes(view)
         if base is not None:
             from ..store.graphdelta import compose
@@ -415,6 +421,16 @@ class Lanes:
         g.add_many(f if f.triple not in drop else Fact(f.subject, f.relation, f.object, drop[f.triple])
                    for f in full.facts() if drop.get(f.triple, f.confidence) is not None)
         return g
+
+    def _derive(self, view: View, who: tuple, stamp, base):
+        """The view's differences derived from its file of an earlier store state and the change log
+        (:func:`~thinkingdb.store.viewderive.derive`); None when they cannot be."""
+        reader = getattr(self.state, "reader", None)
+        if reader is None or reader.stamp is None:
+            return None
+        from ..store.viewderive import derive
+        return derive(self.kb.store.path, stamp, base, self.state.graph.overlay, self.access, view.mask, *who,
+                      reader.read)
 
     def _stamp(self):
         """The store stamp of this generation (read again on a pinned connection when not recorded)."""
@@ -448,6 +464,24 @@ class Lanes:
                 if c is None or c != full.confidence(t):
                     changes[t] = c
         return [(t.subject, t.relation, t.object, c) for t, c in changes.items()]
+
+
+def _access_table(state) -> AccessTable:
+    """The access table of ``state``: from the access file beside the store, patched by the change log
+    when that file is of an earlier state (store/viewfile.py ``load_access``), when the state reads
+    its units lazily; else ``state.access_table()`` or the table of its units."""
+    if not hasattr(state, "access_table"):
+        return AccessTable(state.units)
+    reader = getattr(state, "reader", None)
+    units = state.units
+    if state.access is None and reader is not None and reader.stamp is not None and \
+            not isinstance(units, list) and not getattr(units, "loaded", False):
+        from ..store.stateread import read_access, read_changed_access
+        from ..store.viewfile import load_access
+        stamp = reader.stamp
+        state.access = load_access(reader.store.path, stamp, lambda: reader.read(read_access),
+                                   lambda old: reader.read(lambda conn: read_changed_access(conn, old, stamp)))
+    return state.access_table()
 
 
 def _over(full, base, header: dict, arrays: dict, orders: dict | None = None):

@@ -233,6 +233,54 @@ class AccessTable:
         t._columns = None
         return t
 
+    def patched(self, changed: Iterable[str], rows: Iterable[tuple]) -> "AccessTable":
+        """The table with the units ``changed`` replaced by ``rows`` (the current
+        ``(id, acl, region, effective_from, effective_to)`` of those that exist; :meth:`from_rows`'s),
+        computed from the columns without reading the other units again. Each unit's columns are
+        made as :meth:`from_rows` makes them, so every view's mask is the table read whole's.
+
+        >>> t = AccessTable.from_rows([("a", (), "", "", ""), ("b", ("x",), "", "", ""), ("c", (), "EU", "", "")])
+        >>> p = t.patched(["a", "b", "bb"], [("b", (), "", "", ""), ("bb", ("y",), "", "", "2020-01-01")])
+        >>> p.ids, p.view(Caller(), parse_date("2026-01-01")).visible_ids(p.ids)
+        (['b', 'bb', 'c'], ['b'])
+        """
+        import bisect
+        import heapq
+
+        import numpy as np
+        self._arrays()
+        ids = self.ids
+        drop = sorted({i for u in set(changed) if (i := bisect.bisect_left(ids, u)) < len(ids) and ids[i] == u})
+        rows = sorted(rows)
+        groups, region_of = list(self._groups), dict(self._region_of)
+        group_of = {g: i for i, g in enumerate(groups)}
+        cols: list[list[int]] = [[], [], [], []]
+        for _, tags, region, start, end in rows:
+            acl = frozenset(_norm(t) for t in tags if _norm(t))
+            g = group_of.get(acl)
+            if g is None:
+                g = group_of[acl] = len(groups)
+                groups.append(acl)
+            for k, v in enumerate((g, region_of.setdefault(_norm(region), len(region_of)),
+                                   _day(start, _FAR_PAST), _day(end, _FAR_FUTURE))):
+                cols[k].append(v)
+        if drop:
+            gone = set(drop)
+            kept = [u for i, u in enumerate(ids) if i not in gone]
+        else:
+            kept = ids
+        new_ids = [r[0] for r in rows]
+        at = [bisect.bisect_left(kept, u) for u in new_ids]
+        out = [np.insert(np.delete(a, drop), at, np.asarray(c, dtype=a.dtype))
+               for a, c in zip((self._group, self._region, self._from, self._to), cols)]
+        merged = list(heapq.merge(kept, new_ids))
+        t = AccessTable.__new__(AccessTable)
+        t._ids, t._n, t._row = merged, len(merged), None
+        t._groups, t._region_of = groups, region_of
+        t._group, t._region, t._from, t._to = out
+        t._columns = None
+        return t
+
     def columns(self) -> tuple[list, list[str], tuple]:
         """``(acl tag sets as sorted lists, region names by id, (group, region, from, to) arrays)``."""
         self._arrays()

@@ -76,12 +76,16 @@ def arm(conn) -> None:
     conn.execute("DELETE FROM temp.tdb_gone")
     for name, body in _TRIGGERS.items():
         conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {name} {body}")
+    from .changelog import arm as arm_log      # and what the views depend on (store/changelog.py)
+    arm_log(conn)
 
 
 def disarm(conn) -> None:
     """Stop noting writes (a transaction too large for a delta: the file is rebuilt whole)."""
     for name in _TRIGGERS:
         conn.execute(f"DROP TRIGGER IF EXISTS temp.{name}")
+    from .changelog import disarm as disarm_log
+    disarm_log(conn)
 
 
 def collect(conn, limit: int = MAX_DELTA) -> list[Change] | None:
@@ -312,25 +316,38 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
     bc = _base_confs(base, nb, nbr, c_r, c_s, c_o)
     c_in = ~np.isnan(bc)
     c_keep = ~np.where(c_in, ~np.isnan(c_c) & (c_c == bc), np.isnan(c_c))
+    # The old entries are sorted by (relation, subject, object), and stay so renumbered (every map is
+    # increasing): the changes (the last of each triple) are merged in, not the whole sorted again.
     m = len(o_r)
-    a_r, a_s, a_o = np.concatenate([o_r, c_r]), np.concatenate([o_s, c_s]), np.concatenate([o_o, c_o])
-    order = np.lexsort((np.arange(m + n), a_o, a_s, a_r))
-    last = np.ones(len(order), dtype=bool)
-    if len(order) > 1:
-        k_r, k_s, k_o = a_r[order], a_s[order], a_o[order]
-        last[:-1] = (k_r[1:] != k_r[:-1]) | (k_s[1:] != k_s[:-1]) | (k_o[1:] != k_o[:-1])
-    win = order[last]
-    win = win[(win < m) | c_keep[np.maximum(win - m, 0)]] if n else win
-    r_, s_, o_ = a_r[win], a_s[win], a_o[win]
-    conf = np.concatenate([o_c, c_c])[win]
-    inb = np.concatenate([o_in, c_in])[win].astype(np.uint8)
+    if n:
+        corder = np.lexsort((np.arange(n), c_o, c_s, c_r))
+        last = np.ones(n, dtype=bool)
+        last[:-1] = (c_r[corder][1:] != c_r[corder][:-1]) | (c_s[corder][1:] != c_s[corder][:-1]) | \
+            (c_o[corder][1:] != c_o[corder][:-1])
+        pick = corder[last]
+    else:
+        pick = np.zeros(0, dtype=np.int64)
+    pos = _positions(o_r, o_s, o_o, c_r[pick], c_s[pick], c_o[pick], nbx, len(rel_ids))
+    hit = pos < m
+    hit[hit] = (o_r[pos[hit]] == c_r[pick][hit]) & (o_s[pos[hit]] == c_s[pick][hit]) & (o_o[pos[hit]] == c_o[pick][hit])
+    dropped = pos[hit]                               # old entries a change replaces (ascending)
+    at = pos - np.searchsorted(dropped, pos, "left")
+    add = pick[c_keep[pick]]
+    at = at[c_keep[pick]]
+
+    def merged(old_col, new_col):
+        return np.insert(np.delete(old_col, dropped), at, new_col[add])
+    r_, s_, o_ = merged(o_r, c_r), merged(o_s, c_s), merged(o_o, c_o)
+    conf = merged(o_c, c_c)
+    inb = merged(o_in.astype(np.uint8), c_in.astype(np.uint8))
     # which symbols and relations occur now
     gone_e, added = np.isnan(conf), ~np.isnan(conf) & (inb == 0)
     occ = np.zeros(nbx, dtype=np.int64)
     for arr in (s_, o_):
-        np.add.at(occ, arr[added], 1)
-        np.add.at(occ, arr[gone_e], -1)
-    cand = np.unique(np.concatenate([s_, o_, np.array(old.removed if old is not None else [], dtype=np.int64)]))
+        occ += np.bincount(arr[added], minlength=nbx) - np.bincount(arr[gone_e], minlength=nbx)
+    # A base symbol is gone when no fact holds it: only the symbols of the changed triples can change
+    # in that (old.removed was computed by this rule over the same base and the other entries).
+    cand = np.unique(np.concatenate([c_s, c_o]))
     cand_base = cand[cand < nb]
     deg = np.zeros(len(cand_base), dtype=np.int64)
     for d in ("out", "in"):
@@ -338,11 +355,12 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
         rel = base.arrays[f"{d}_rel"]
         for e in range(nbr):
             lo, hi = int(rel[e]), int(rel[e + 1])
-            if hi > lo:
+            if hi > lo and len(cand_base):
                 i = np.minimum(np.searchsorted(keys[lo:hi], cand_base.astype(keys.dtype)), hi - lo - 1)
-                hit = keys[lo:hi][i] == cand_base
-                deg += np.where(hit, ptr[lo + i + 1] - ptr[lo + i], 0)
-    removed = cand_base[deg + occ[cand_base] <= 0]
+                hit_b = keys[lo:hi][i] == cand_base
+                deg += np.where(hit_b, ptr[lo + i + 1] - ptr[lo + i], 0)
+    before = np.asarray(old.removed if old is not None else [], dtype=np.int64)
+    removed = np.union1d(np.setdiff1d(before, cand_base), cand_base[deg + occ[cand_base] <= 0])
     live_new = [k for j, k in enumerate(new_keys) if occ[nb + j] > 0]
     if len(live_new) != len(new_keys):      # renumber the extended ids without the dead new symbols
         keep = np.array([occ[nb + j] > 0 for j in range(len(new_keys))], dtype=bool)
@@ -365,6 +383,22 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
               "removed_syms": np.asarray(removed, dtype=np.int64),
               "e_s": s_, "e_r": r_, "e_o": o_, "e_conf": conf, "e_inbase": inb}
     return {"new_relations": live_rels, "removed_relations": removed_rels}, arrays
+
+
+SAFE_KEY = 1 << 62          # (relation, subject, object) packed in one int64 while below this
+
+
+def _positions(o_r, o_s, o_o, r, s, o, nbx: int, n_rel: int):
+    """Where each triple ``(r[i], s[i], o[i])`` sorts among the sorted triples ``(o_r, o_s, o_o)``
+    (the first not below it): one packed key per triple when it fits in an int64, else per triple."""
+    import numpy as np
+    if (n_rel + 1) * nbx * nbx < SAFE_KEY:
+        return np.searchsorted((o_r * nbx + o_s) * nbx + o_o, (r * nbx + s) * nbx + o, "left")
+    code = o_r * nbx + o_s
+    want = r * nbx + s
+    lo, hi = np.searchsorted(code, want, "left"), np.searchsorted(code, want, "right")
+    return np.array([a + int(np.searchsorted(o_o[a:b], x, "left")) for a, b, x in zip(lo.tolist(), hi.tolist(),
+                                                                                       o.tolist())], dtype=np.int64)
 
 
 def _empty() -> dict:

@@ -76,6 +76,8 @@ CREATE TABLE aliases (phrase TEXT NOT NULL, relation TEXT NOT NULL, origin INTEG
 CREATE TABLE lane_indexes (name TEXT PRIMARY KEY, params TEXT NOT NULL, data BLOB NOT NULL,
     built_at TEXT NOT NULL, generation INTEGER NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE change_log (generation INTEGER PRIMARY KEY, parent TEXT NOT NULL, stamp TEXT NOT NULL,
+    triples TEXT NOT NULL, units TEXT NOT NULL);
 """
 
 PROVENANCE_INDEXES = (("provenance_fact", "CREATE INDEX provenance_fact ON provenance (fact)"),
@@ -523,10 +525,15 @@ class Store:
         or None when the changes are too many for a delta."""
         if track is None:
             return None
+        from . import changelog
         from .graphdelta import collect
         from .graphfile import store_stamp
         changes = collect(self.conn)
-        return None if changes is None else (track[0], store_stamp(self), changes)
+        stamp = store_stamp(self)
+        logged = changelog.collect(self.conn, changes)
+        if logged is not None:    # what the caller views depend on, for their next reader (store/changelog.py)
+            changelog.record(self.conn, track[0], stamp, logged)
+        return None if changes is None else (track[0], stamp, changes)
 
     def _note_rows(self, n: int) -> None:
         """A write of ``n`` more fact rows: past a delta's size, stop noting them (rebuilt whole)."""
@@ -735,6 +742,9 @@ class Store:
             rows.append((u.id, origin, u.role, u.topic, u.claim, u.condition, u.procedure,
                          json.dumps(list(u.utility_acts)), u.utility_note, u.source, u.chunk,
                          json.dumps(list(u.acl)), u.region, u.effective_from, u.effective_to, u.extra, line))
+        from .changelog import MAX_LOGGED, disarm
+        if self.graph_file and len(rows) > MAX_LOGGED:   # too many for the change log: not noted one by one
+            disarm(self.conn)
         self.conn.executemany("INSERT OR REPLACE INTO units VALUES (" + ",".join("?" * 17) + ")", rows)
 
     def retract_source(self, source: str) -> dict[str, int]:

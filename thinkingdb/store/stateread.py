@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["StaleRead", "StateReader", "StoreUnits", "LazyFactAccess", "LazyMapping", "read_access"]
+__all__ = ["StaleRead", "StateReader", "StoreUnits", "LazyFactAccess", "LazyMapping", "read_access",
+           "read_changed_access"]
 
 
 class StaleRead(StoreError):
@@ -97,18 +98,34 @@ class StoreUnits:
         return self._all()[i]
 
 
-def read_access(conn) -> list[tuple[str, tuple[str, ...], str, str, str]]:
-    """``(id, acl, region, effective_from, effective_to)`` of every unit, in id order (the order of
-    ``Store.units``): what :class:`~thinkingdb.store.access.AccessTable` needs, without the units' text."""
+def read_access(conn, ids: list[str] | None = None) -> list[tuple[str, tuple[str, ...], str, str, str]]:
+    """``(id, acl, region, effective_from, effective_to)`` of every unit (or of those of ``ids`` that
+    exist), in id order (the order of ``Store.units``): what :class:`~thinkingdb.store.access.AccessTable`
+    needs, without the units' text."""
     acls: dict[str | None, tuple[str, ...]] = {}
     out = []
-    for uid, acl, region, start, end in conn.execute(
-            "SELECT id, acl, region, effective_from, effective_to FROM units ORDER BY id"):
+    sql, args = "SELECT id, acl, region, effective_from, effective_to FROM units ORDER BY id", ()
+    if ids is not None:
+        sql, args = ("SELECT id, acl, region, effective_from, effective_to FROM units WHERE id IN "
+                     "(SELECT value FROM json_each(?)) ORDER BY id"), (json.dumps(ids),)
+    for uid, acl, region, start, end in conn.execute(sql, args):
         tags = acls.get(acl)
         if tags is None:
             tags = acls[acl] = tuple(json.loads(acl or "[]"))
         out.append((uid, tags, region or "", start or "", end or ""))
     return out
+
+
+def read_changed_access(conn, old, new) -> tuple[list[str], list[tuple]] | None:
+    """``(ids, rows)``: the units whose rows the writes from store state ``old`` to ``new`` changed, and
+    the :func:`read_access` rows of those that exist at ``new`` (``conn`` sees ``new``); None when the
+    change log does not cover those writes (:func:`~thinkingdb.store.changelog.chain`)."""
+    from .changelog import chain
+    got = chain(conn, old, new)
+    if got is None:
+        return None
+    ids = sorted(got.units)
+    return ids, (read_access(conn, ids) if ids else [])
 
 
 _MISSING = object()

@@ -158,31 +158,35 @@ def hidden_changes(conn, hidden_ids: list[str]) -> list[tuple]:
 
 
 # -- the access table ------------------------------------------------------------------------------
-def load_access(store_path: str, stamp: Stamp, read_rows):
+def load_access(store_path: str, stamp: Stamp, read_rows, read_changes=None):
     """The :class:`~thinkingdb.store.access.AccessTable` of the store at ``stamp``: mapped from
-    ``kb.sqlite.access`` when that file was written at ``stamp``, else made from ``read_rows()`` (rows
-    of :func:`~thinkingdb.store.stateread.read_access`) and the file written again (best effort), and the
-    temporary files dead writers left beside the store removed (:func:`~thinkingdb.store.graphdelta.remove_abandoned`)."""
+    ``kb.sqlite.access`` when that file was written at ``stamp``; else, when it was written at an
+    earlier state and ``read_changes(that stamp)`` gives ``(changed unit ids, their rows now)`` (the
+    change log: :func:`~thinkingdb.store.changelog.chain`; None for a gap), that table with those units
+    replaced (:meth:`~thinkingdb.store.access.AccessTable.patched`); else made from ``read_rows()``
+    (rows of :func:`~thinkingdb.store.stateread.read_access`). A table not read from a current file is
+    written there again (best effort), and the temporary files dead writers left beside the store
+    removed (:func:`~thinkingdb.store.graphdelta.remove_abandoned`)."""
     from .access import AccessTable
-    got = map_container(access_path(store_path), ACCESS_MAGIC)
     want = [stamp.generation, stamp.token, stamp.max_fact]
-    if got is not None:
-        header, arrays, _ = got
-        try:
-            if header.get("stamp") == want and header.get("access_format") == 1 and _data_ok(header, arrays):
-                n = int(header["units"])
-                cols = [arrays[k] for k in ("group", "region", "from", "to")]
-                off, blob = arrays["id_off"], arrays["id_blob"]
-                if all(len(c) == n for c in cols) and len(off) == n + 1 and int(off[-1]) == len(blob) and \
-                        len(header["groups"]) > int(cols[0].max(initial=-1)) and \
-                        len(header["regions"]) > int(cols[1].max(initial=-1)) and header["regions"][:1] == [""]:
-                    def ids(off=off, blob=blob, n=n) -> list[str]:
-                        o, text = off.tolist(), blob.tobytes()
-                        return [text[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
-                    return AccessTable.from_arrays(ids, n, header["groups"], header["regions"], *cols)
-        except (KeyError, TypeError, ValueError, UnicodeDecodeError):
-            pass
-    table = AccessTable.from_rows(read_rows())
+    old = _read_access_file(store_path)
+    table = None
+    if old is not None:
+        at, old_table = old
+        if at == want:
+            return old_table
+        if read_changes is not None and isinstance(at, list) and len(at) == 3:
+            try:
+                got = read_changes(Stamp(*at))
+            except (TypeError, ValueError):
+                got = None
+            if got is not None:
+                try:
+                    table = old_table.patched(*got)
+                except (ValueError, UnicodeDecodeError):
+                    table = None
+    if table is None:
+        table = AccessTable.from_rows(read_rows())
     if len(table):
         import numpy as np
         groups, regions, cols = table.columns()
@@ -200,3 +204,27 @@ def load_access(store_path: str, stamp: Stamp, read_rows):
         from .graphdelta import remove_abandoned   # once per store state: what dead writers left
         remove_abandoned(store_path)
     return table
+
+
+def _read_access_file(store_path: str):
+    """``(stamp as a list, table)`` of the access file when it passes every check, else None."""
+    from .access import AccessTable
+    got = map_container(access_path(store_path), ACCESS_MAGIC)
+    if got is None:
+        return None
+    header, arrays, _ = got
+    try:
+        if header.get("access_format") == 1 and _data_ok(header, arrays):
+            n = int(header["units"])
+            cols = [arrays[k] for k in ("group", "region", "from", "to")]
+            off, blob = arrays["id_off"], arrays["id_blob"]
+            if all(len(c) == n for c in cols) and len(off) == n + 1 and int(off[-1]) == len(blob) and \
+                    len(header["groups"]) > int(cols[0].max(initial=-1)) and \
+                    len(header["regions"]) > int(cols[1].max(initial=-1)) and header["regions"][:1] == [""]:
+                def ids(off=off, blob=blob, n=n) -> list[str]:
+                    o, text = off.tolist(), blob.tobytes()
+                    return [text[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
+                return header.get("stamp"), AccessTable.from_arrays(ids, n, header["groups"], header["regions"], *cols)
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError):
+        pass
+    return None
