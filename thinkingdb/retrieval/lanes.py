@@ -393,6 +393,7 @@ class Lanes:
         base = full.file if full.is_mapped else None
         if base is not None:     # the view's differences persisted beside the graph file (store/viewfile.py)
             from ..store import viewfile
+            from ..store.graphdelta import entry_orders
             stamp = self._stamp()
             got = viewfile.open_view(self.kb.store.path, view.fingerprint, stamp, base)
             if got is viewfile.SAME:
@@ -401,9 +402,9 @@ class Lanes:
                 return _over(full, base, *got)
             derived = self._derive(view, who, stamp, base) if who is not None else None
             if derived is not None:
-                g = _over(full, base, *derived)
-                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, *derived, g.overlay.orders)
-                return g
+                orders = entry_orders(base.n_symbols, derived[1])
+                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, *derived, orders)
+                return _over(full, base, *derived, orders)
         changes = self._changes(view)
         if base is not None:
             from ..store.graphdelta import compose
@@ -411,9 +412,9 @@ class Lanes:
                 viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, None, None)
                 return full
             header, arrays = compose(base, full.overlay, changes)
-            g = _over(full, base, header, arrays)
-            viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, header, arrays, g.overlay.orders)
-            return g
+            orders = entry_orders(base.n_symbols, arrays)
+            viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, header, arrays, orders)
+            return _over(full, base, header, arrays, orders)
         if not changes:
             return full
         drop = {Triple(s, r, o): c for s, r, o, c in changes}

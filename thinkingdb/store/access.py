@@ -213,6 +213,8 @@ class AccessTable:
             table.append((group_of.setdefault(acl, len(group_of)), region_of.setdefault(_norm(region), len(region_of)),
                           _day(start, _FAR_PAST), _day(end, _FAR_FUTURE)))
         self._ids: list[str] | None = ids
+        self.id_arrays: tuple | None = None      # (offsets, utf-8 blob) of the ids, when read from a file
+        self._load_ids = None
         self._n = len(ids)
         self._row: dict[str, int] | None = None
         self._groups = list(group_of)          # acl tag set per group id
@@ -221,17 +223,52 @@ class AccessTable:
         self._columns = tuple([table[c][k] for c in combos] for k in range(4))
 
     @classmethod
-    def from_arrays(cls, ids: Callable[[], list[str]], n: int, groups: list, regions: list[str], group: np.ndarray,
-                    region: np.ndarray, start: np.ndarray, end: np.ndarray) -> "AccessTable":
+    def from_arrays(cls, ids: Callable[[], list[str]] | tuple, n: int, groups: list, regions: list[str],
+                    group: np.ndarray, region: np.ndarray, start: np.ndarray, end: np.ndarray) -> "AccessTable":
         """The table from its columns as arrays (:meth:`columns`; read from a file by
-        :func:`~thinkingdb.store.viewfile.load_access`); ``ids()`` gives the unit ids when first needed."""
+        :func:`~thinkingdb.store.viewfile.load_access`); ``ids``: ``(offsets, utf-8 blob)`` of the unit
+        ids, sorted, decoded when first needed (or a function giving them)."""
         t = cls.__new__(cls)
-        t._ids, t._load_ids, t._n, t._row = None, ids, n, None
+        t._ids, t._n, t._row = None, n, None
+        t.id_arrays = ids if isinstance(ids, tuple) else None
+        t._load_ids = ids if callable(ids) else None
         t._groups = [frozenset(g) for g in groups]
         t._region_of = {name: i for i, name in enumerate(regions)}
         t._group, t._region, t._from, t._to = group, region, start, end
         t._columns = None
         return t
+
+    def _id_bytes(self, i: int) -> bytes:
+        off, blob = self.id_arrays
+        return blob[int(off[i]):int(off[i + 1])].tobytes()
+
+    def position(self, uid: str) -> int:
+        """Where ``uid`` sorts among the unit ids (a binary search: the ids need not be decoded)."""
+        if self._ids is not None or self.id_arrays is None:
+            import bisect
+            return bisect.bisect_left(self.ids, uid)
+        want, lo, hi = uid.encode("utf-8", "surrogatepass"), 0, self._n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._id_bytes(mid) < want:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def find(self, uid: str) -> int:
+        """The row of unit ``uid``; -1 when the table has no such unit.
+
+        >>> t = AccessTable.from_rows([("a", (), "", "", ""), ("c", (), "", "", "")])
+        >>> t.find("c"), t.find("b")
+        (1, -1)
+        """
+        i = self.position(uid)
+        if i >= self._n:
+            return -1
+        if self._ids is not None or self.id_arrays is None:
+            return i if self.ids[i] == uid else -1
+        return i if self._id_bytes(i) == uid.encode("utf-8", "surrogatepass") else -1
 
     def patched(self, changed: Iterable[str], rows: Iterable[tuple]) -> "AccessTable":
         """The table with the units ``changed`` replaced by ``rows`` (the current
@@ -244,13 +281,9 @@ class AccessTable:
         >>> p.ids, p.view(Caller(), parse_date("2026-01-01")).visible_ids(p.ids)
         (['b', 'bb', 'c'], ['b'])
         """
-        import bisect
-        import heapq
-
         import numpy as np
         self._arrays()
-        ids = self.ids
-        drop = sorted({i for u in set(changed) if (i := bisect.bisect_left(ids, u)) < len(ids) and ids[i] == u})
+        drop = np.array(sorted({i for u in set(changed) if (i := self.find(u)) >= 0}), dtype=np.int64)
         rows = sorted(rows)
         groups, region_of = list(self._groups), dict(self._region_of)
         group_of = {g: i for i, g in enumerate(groups)}
@@ -264,18 +297,40 @@ class AccessTable:
             for k, v in enumerate((g, region_of.setdefault(_norm(region), len(region_of)),
                                    _day(start, _FAR_PAST), _day(end, _FAR_FUTURE))):
                 cols[k].append(v)
-        if drop:
-            gone = set(drop)
-            kept = [u for i, u in enumerate(ids) if i not in gone]
-        else:
-            kept = ids
-        new_ids = [r[0] for r in rows]
-        at = [bisect.bisect_left(kept, u) for u in new_ids]
+        # each new row's place among the rows kept: its place among the old ids less the dropped before it
+        at = np.array([(p := self.position(r[0])) - int(np.searchsorted(drop, p)) for r in rows], dtype=np.int64)
         out = [np.insert(np.delete(a, drop), at, np.asarray(c, dtype=a.dtype))
                for a, c in zip((self._group, self._region, self._from, self._to), cols)]
-        merged = list(heapq.merge(kept, new_ids))
+        n = self._n - len(drop) + len(rows)
+        if self._ids is None and self.id_arrays is not None:      # the ids stay bytes
+            off, blob = self.id_arrays
+            enc = [r[0].encode("utf-8") for r in rows]
+            lengths = np.insert(np.delete(np.diff(off), drop), at, np.array([len(b) for b in enc], dtype=np.int64))
+            keep = np.ones(self._n, dtype=bool)
+            keep[drop] = False
+            kept_bytes = np.repeat(keep, np.diff(off))
+            old_part = np.asarray(blob)[kept_bytes]
+            new_off = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=new_off[1:])
+            # the new ids' bytes go where their rows go: split the kept bytes at the rows they precede
+            kept_off = np.zeros(self._n - len(drop) + 1, dtype=np.int64)
+            np.cumsum(np.delete(np.diff(off), drop), out=kept_off[1:])
+            pieces, last = [], 0
+            for pos, b in zip(at.tolist(), enc):
+                cut = int(kept_off[pos])
+                pieces += [old_part[last:cut], np.frombuffer(b, dtype=np.uint8)]
+                last = cut
+            pieces.append(old_part[last:])
+            ids: tuple | list = (new_off, np.concatenate(pieces).astype(np.uint8))
+        else:
+            import heapq
+            gone = set(drop.tolist())
+            ids = list(heapq.merge([u for i, u in enumerate(self.ids) if i not in gone], [r[0] for r in rows]))
+        regions = sorted(region_of, key=region_of.__getitem__)
+        if isinstance(ids, tuple):
+            return AccessTable.from_arrays(ids, n, [sorted(g) for g in groups], regions, *out)
         t = AccessTable.__new__(AccessTable)
-        t._ids, t._n, t._row = merged, len(merged), None
+        t._ids, t._n, t._row, t.id_arrays, t._load_ids = ids, n, None, None, None
         t._groups, t._region_of = groups, region_of
         t._group, t._region, t._from, t._to = out
         t._columns = None
@@ -291,7 +346,11 @@ class AccessTable:
     def ids(self) -> list[str]:
         """The unit ids in row (= id) order."""
         if self._ids is None:
-            self._ids = self._load_ids()
+            if self._load_ids is None:
+                o, text = self.id_arrays[0].tolist(), self.id_arrays[1].tobytes()
+                self._ids = [text[o[i]:o[i + 1]].decode("utf-8") for i in range(self._n)]
+            else:
+                self._ids = self._load_ids()
         return self._ids
 
     @property

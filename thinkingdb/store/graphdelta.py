@@ -31,7 +31,7 @@ if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written
     from .overlay import Overlay
 
 __all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect", "advance", "open_current",
-           "merge_limit", "load_or_build", "build_graph", "restricted"]
+           "merge_limit", "load_or_build", "build_graph", "restricted", "compose", "entry_orders"]
 
 MAX_DELTA = 65536          # entries a delta may hold before it is merged into the base
 BULK_KEYS = 4096           # at least this many changes (or symbols) before whole-array lookups are used,
@@ -386,6 +386,31 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
 
 
 SAFE_KEY = 1 << 62          # (relation, subject, object) packed in one int64 while below this
+
+
+def entry_orders(n_symbols: int, arrays: dict) -> dict:
+    """The entries' order per direction (``out``: by relation, subject, object; ``in``: by relation,
+    object, subject) of delta ``arrays`` over a base of ``n_symbols`` symbols: what
+    :class:`~thinkingdb.store.overlay.Overlay` computes when not given them, sorted by one packed key
+    (the triples are distinct, so the order is the same; ~10x faster than its two-key sort).
+
+    >>> import numpy as np
+    >>> a = {"new_sym_ins": np.zeros(0), "e_r": np.array([0, 0, 1]), "e_s": np.array([2, 1, 0]),
+    ...      "e_o": np.array([0, 1, 0])}
+    >>> {d: o.tolist() for d, o in entry_orders(3, a).items()}
+    {'out': [1, 0, 2], 'in': [0, 1, 2]}
+    """
+    import numpy as np
+    nbx = n_symbols + len(arrays["new_sym_ins"])
+    r, s, o = (np.asarray(arrays[k], dtype=np.int64) for k in ("e_r", "e_s", "e_o"))
+    n_rel = int(r.max()) + 1 if len(r) else 0
+    out = {}
+    for d, lead, other in (("out", s, o), ("in", o, s)):
+        if (n_rel + 1) * nbx * nbx < SAFE_KEY:
+            out[d] = np.argsort((r * nbx + lead) * nbx + other)
+        else:
+            out[d] = np.lexsort((other, r * nbx + lead))
+    return out
 
 
 def _positions(o_r, o_s, o_o, r, s, o, nbx: int, n_rel: int):

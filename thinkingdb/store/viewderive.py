@@ -24,7 +24,6 @@ failing its checks (:func:`~thinkingdb.store.viewfile.open_view`) — returns No
 
 from __future__ import annotations
 
-import bisect
 import json
 from typing import Callable
 
@@ -95,15 +94,14 @@ def _old_fingerprint(access, mask, units: dict, caller, day) -> str | None:
     earlier access columns, None: it did not exist)."""
     import numpy as np
     from .access import AccessTable, _fingerprint
-    ids = access.ids
     mask = np.asarray(mask, dtype=bool)
-    drop = [i for u in units if (i := bisect.bisect_left(ids, u)) < len(ids) and ids[i] == u]
+    drop = [i for u in units if (i := access.find(u)) >= 0]
     then = sorted((u, *cols) for u, cols in units.items() if cols is not None)
-    keep = np.ones(len(ids), dtype=bool)
+    keep = np.ones(len(mask), dtype=bool)
     keep[drop] = False
     dropped = np.sort(np.asarray(drop, dtype=np.int64))
-    # each earlier unit's position among the kept ones: its place in ``ids`` less the dropped before it
-    at = [(p := bisect.bisect_left(ids, row[0])) - int(np.searchsorted(dropped, p)) for row in then]
+    # each earlier unit's position among the kept ones: its place among the ids less the dropped before it
+    at = [(p := access.position(row[0])) - int(np.searchsorted(dropped, p)) for row in then]
     seen = AccessTable.from_rows(then).view(caller, day).mask if then else np.zeros(0, dtype=bool)
     old = np.insert(mask[keep], np.asarray(at, dtype=np.int64), np.asarray(seen, dtype=bool))
     if not len(old):
@@ -116,12 +114,7 @@ def view_confidences(conn, triples: list[tuple], access, mask) -> list[tuple]:
     fact holds it; its ``facts`` confidence when no hidden unit asserts it; else its best assertion
     outside units or by a visible unit (None: none) — the rule of
     :func:`~thinkingdb.store.viewfile.hidden_changes`, one triple at a time."""
-    ids = access.ids
-    n = len(ids)
-
-    def row(uid: str) -> int:
-        i = bisect.bisect_left(ids, uid)
-        return i if i < n and ids[i] == uid else -1
+    row = access.find
     facts: dict[tuple, list] = {}
     for s, r, o, fid, fc, uid, pc in conn.execute(
             "WITH t(s, r, o) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), "

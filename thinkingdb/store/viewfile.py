@@ -190,10 +190,14 @@ def load_access(store_path: str, stamp: Stamp, read_rows, read_changes=None):
     if len(table):
         import numpy as np
         groups, regions, cols = table.columns()
-        enc = [u.encode("utf-8") for u in table.ids]
-        off = np.zeros(len(enc) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in enc], out=off[1:])
-        arrays = {"id_off": off, "id_blob": np.frombuffer(b"".join(enc), dtype=np.uint8),
+        if table.id_arrays is not None:       # patched from the file: its ids were never decoded
+            off, blob = table.id_arrays
+        else:
+            enc = [u.encode("utf-8") for u in table.ids]
+            off = np.zeros(len(enc) + 1, dtype=np.int64)
+            np.cumsum([len(b) for b in enc], out=off[1:])
+            blob = np.frombuffer(b"".join(enc), dtype=np.uint8)
+        arrays = {"id_off": off, "id_blob": blob,
                   **dict(zip(("group", "region", "from", "to"), cols))}
         try:
             write_container(access_path(store_path), ACCESS_MAGIC,
@@ -221,10 +225,8 @@ def _read_access_file(store_path: str):
             if all(len(c) == n for c in cols) and len(off) == n + 1 and int(off[-1]) == len(blob) and \
                     len(header["groups"]) > int(cols[0].max(initial=-1)) and \
                     len(header["regions"]) > int(cols[1].max(initial=-1)) and header["regions"][:1] == [""]:
-                def ids(off=off, blob=blob, n=n) -> list[str]:
-                    o, text = off.tolist(), blob.tobytes()
-                    return [text[o[i]:o[i + 1]].decode("utf-8") for i in range(n)]
-                return header.get("stamp"), AccessTable.from_arrays(ids, n, header["groups"], header["regions"], *cols)
+                return header.get("stamp"), AccessTable.from_arrays((off, blob), n, header["groups"], header["regions"],
+                                                                    *cols)
     except (KeyError, TypeError, ValueError, UnicodeDecodeError):
         pass
     return None
