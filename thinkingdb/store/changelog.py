@@ -46,7 +46,6 @@ reader recompute, never guess. The last :data:`KEEP` writes are kept.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
 
 from .graphfile import Stamp
 
@@ -77,12 +76,14 @@ _TRIGGERS = {
 }
 
 
-class Changes(NamedTuple):
+class Changes:
     """What the writes between two store states changed: the triples, and each changed unit's access
     columns at the earlier state (``(acl tags, region, from, to)``, None: it did not exist)."""
 
-    triples: set
-    units: dict
+    __slots__ = ("triples", "units")
+
+    def __init__(self, triples: set, units: dict) -> None:
+        self.triples, self.units = triples, units
 
 
 def arm(conn) -> None:

@@ -25,14 +25,13 @@ failing its checks (:func:`~thinkingdb.store.viewfile.open_view`) — returns No
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 from .graphfile import VIEW_FILES, Stamp, graph_path, map_container
 
 __all__ = ["derive", "view_confidences"]
 
 
-def derive(store_path: str, stamp: Stamp, base, current, access, mask, caller, day, read: Callable):
+def derive(store_path: str, stamp: Stamp, base, current, access, mask, caller, day, read):
     """``(header, arrays)`` of the differences, over ``base``, of the view ``mask`` (over
     ``access.ids``) of ``caller`` on ``day`` at store state ``stamp``, derived from the view file of an
     earlier state; None when none can be used. ``current``: the overlay of the store's write delta
