@@ -14,7 +14,8 @@ store's stamp (generation, write token, largest fact id — any committed write 
 the base graph file it lies over (its stamp and data checksum). :func:`open_view` refuses a file
 unless all three match the question's state, and a torn, truncated or foreign file fails the
 container's checks (:func:`~thinkingdb.store.graphfile.map_container`); a refused file is computed
-again and rewritten (temporary file, rename), never trusted. Writing is best effort: a read-only
+again and rewritten (temporary file, rename), never trusted — or, after a small write, derived from the
+file of the earlier state through the change log (:mod:`thinkingdb.store.viewderive`). Writing is best effort: a read-only
 folder still answers, from the differences computed in memory.
 
 The differences come from SQL (:func:`hidden_changes`, one statement over the hidden units' provenance)
