@@ -33,7 +33,6 @@ import re
 
 from . import ast
 from .ast import DECLARATION_KINDS, RESERVED
-from .safety import order_comparisons
 
 __all__ = ["parse", "parse_simple"]
 
@@ -278,6 +277,7 @@ def _rule(text: str, line: int) -> ast.RuleDecl | None:
         return None
     premises = tuple(ast.Atom(s, rel, o, False, s.line, s.column) for s, rel, o, _ in body[0])
     (s, rel, o, _), = head[0]
+    from .safety import order_comparisons   # only a rule: not a question
     _, bound, _ = order_comparisons(premises)
     if any(isinstance(t, ast.Variable) and (t.name == "_" or t.name not in bound) for t in (s, o)):
         return None   # an anonymous or unbound head variable: the full parser reports it

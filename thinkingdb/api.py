@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Iterable
 
@@ -351,7 +350,7 @@ class KnowledgeBase:
         else:
             from .retrieval.pipeline import _caller
             who = _caller(caller)
-        day = parse_date(as_of)
+        day = None if as_of is None else parse_date(as_of)   # today's date is made only where units are
         state = self._state()
         loaded = sys.modules.get("thinkingdb.retrieval.lanes")
         lanes = None if loaded is None else loaded._CACHE.get(self)
@@ -361,6 +360,8 @@ class KnowledgeBase:
                 state.public = public_view(state, self.store)
             return state.public
         from .retrieval.lanes import lanes_for
+        if day is None:
+            day = parse_date(None)
         return self._fresh(lambda: lanes_for(self).caller_view(who, day))
 
     def _fresh(self, call):
@@ -539,6 +540,7 @@ class KnowledgeBase:
             write_rdf(buf, fmt, rows, v.labels, self.store.declarations())
             return buf.getvalue()
         if fmt == "jsonl":
+            import json
             labels = v.labels
             return "".join(json.dumps({"subject": s, "relation": r, "object": o, "confidence": c,
                                        "subject_label": labels.get(s, s), "object_label": labels.get(o, o)},

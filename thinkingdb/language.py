@@ -9,8 +9,6 @@ from __future__ import annotations
 import grammar
 from grammar import ast
 
-from grammar.safety import order_comparisons
-
 from .arith import ASSIGN, Arith, Constraint
 from .errors import Diagnostic, ParseError, ValidationError, translate
 from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
@@ -128,6 +126,7 @@ class _Compiler:
 
     def constraints(self, s: ast.RuleDecl) -> list[Constraint]:
         """The rule's comparisons in the order they run, assignments as ``:=``."""
+        from grammar.safety import order_comparisons   # only a rule's compile: not a question's
         ordered, _, _ = order_comparisons(s.premises)
         out = []
         for c, target in ordered:

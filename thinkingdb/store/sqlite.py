@@ -19,9 +19,11 @@ integer id; provenance rows point at it, which keeps the hot insert path to one 
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import contextmanager
+
+# json is imported by the functions that read or write rules, units, lane indexes and provenance
+# details: a question on a store without stored rules does not load it here (~1.5 ms of a cold process)
 
 try:   # the C module of the sqlite3 package, whose wrapper adds only date adapters and the datetime module they
     import _sqlite3 as sqlite3   # need (~2 ms of a cold question; no store binds a date); same classes and errors
@@ -186,6 +188,7 @@ def rule_to_json(rule: Rule, unit: str | None = None) -> str:
     >>> rule_from_json("c", rule_to_json(c)) == c
     True
     """
+    import json
     atoms = [[_encode_term(a.subject), a.relation, _encode_term(a.object)] for a in rule.premises]
     h = rule.head
     out = {"weight": rule.weight, "premises": atoms,
@@ -201,6 +204,7 @@ def rule_to_json(rule: Rule, unit: str | None = None) -> str:
 
 def rule_from_json(name: str, body: str) -> Rule:
     """The inverse of :func:`rule_to_json`."""
+    import json
     d = json.loads(body)
     atom = lambda a: Atom(_decode_term(a[0]), a[1], _decode_term(a[2]))  # noqa: E731
     return Rule(name, tuple(atom(a) for a in d["premises"]), atom(d["head"]), d["weight"],
@@ -736,6 +740,7 @@ class Store:
 
     def add_units(self, units: Iterable[tuple[Unit, int]], source: str | None = None) -> None:
         """Insert units; ``source`` (the ingested file) defaults to each unit's own ``source`` field."""
+        import json
         rows = []
         for u, line in units:
             origin = self.source_id(source if source is not None else (u.source or "<api>"))
@@ -781,6 +786,7 @@ class Store:
         Best effort: when another process is writing (or the store is read-only) nothing is saved and
         False is returned at once — a search never waits behind an ingest to save its index.
         """
+        import json
         row = (name, json.dumps(params, sort_keys=True), data)
         if self.conn.in_transaction:   # inside the caller's own transaction (which holds the lock)
             self.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
@@ -809,6 +815,7 @@ class Store:
 
     def load_index(self, name: str) -> tuple[dict, bytes, int] | None:
         """``(params, data, generation)`` of a saved lane index, or None."""
+        import json
         row = self.conn.execute("SELECT params, data, generation FROM lane_indexes WHERE name = ?", (name,)).fetchone()
         return None if row is None else (json.loads(row[0]), row[1], row[2])
 
@@ -822,6 +829,7 @@ class Store:
 
     def provenance(self, t: Triple) -> list[dict]:
         """Every file, line and unit an asserted fact came from (extracted facts add their sentence)."""
+        import json
         rows = self.conn.execute(
             "SELECT p.confidence, s.source, p.line, p.unit_id, p.detail FROM facts f "
             "JOIN provenance p ON p.fact = f.id JOIN sources s ON s.id = p.origin "
@@ -867,6 +875,7 @@ class Store:
         """Rules in force with the unit that scopes each (None: every caller), as :meth:`rules`."""
         out = []
         for n, b, _ in self.conn.execute("SELECT name, body, max(origin) FROM rules GROUP BY name ORDER BY name"):
+            import json
             out.append((rule_from_json(n, b), json.loads(b).get("unit")))
         return out
 
@@ -982,6 +991,7 @@ _UNIT_COLUMNS = ("id, role, topic, claim, condition, procedure, utility_acts, ut
 
 
 def _unit(row) -> Unit:
+    import json
     (uid, role, topic, claim, condition, procedure, acts, note, source, chunk, acl, region, eff_from, eff_to,
      extra) = row
     return Unit(uid, role or "", topic or "", claim or "", condition or "", procedure or "",

@@ -22,8 +22,6 @@ state again (``KnowledgeBase.view`` and ``search`` do so). A pinned snapshot (se
 
 from __future__ import annotations
 
-import json
-
 from ..errors import StoreError
 from ..model import Triple
 
@@ -102,6 +100,7 @@ def read_access(conn, ids: list[str] | None = None) -> list[tuple[str, tuple[str
     """``(id, acl, region, effective_from, effective_to)`` of every unit (or of those of ``ids`` that
     exist), in id order (the order of ``Store.units``): what :class:`~thinkingdb.store.access.AccessTable`
     needs, without the units' text."""
+    import json   # (a store with units only: a question on one without does not load json here)
     acls: dict[str | None, tuple[str, ...]] = {}
     out = []
     sql, args = "SELECT id, acl, region, effective_from, effective_to FROM units ORDER BY id", ()
