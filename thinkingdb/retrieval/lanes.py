@@ -116,6 +116,7 @@ class Lanes:
         self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
+        self._who: dict[str, tuple] = {}        # view fingerprint -> (caller, day) of one caller who has it
         self._ids_views: _LRU = _LRU()
         self._hdc = None
         self._matchers: _LRU = _LRU()
@@ -365,7 +366,8 @@ class Lanes:
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""
         view = self.access.view(caller, day)
-        return CallerView(view, self.graph(view, (caller, day)), self.rules(view), self.visible_unit(view),
+        self._who.setdefault(view.fingerprint, (caller, day))   # whose view it is (its file may be derived)
+        return CallerView(view, self.graph(view), self.rules(view), self.visible_unit(view),
                           lambda: self.labels(view))
 
     # -- facts -------------------------------------------------------------------------------------------
@@ -378,14 +380,12 @@ class Lanes:
         access, mask = self.access, view.mask    # (the id -> row table is made on the first call)
         return lambda uid: (i := access.row.get(uid)) is not None and bool(mask[i])
 
-    def graph(self, view: View, who: tuple | None = None):
-        """The fact graph a caller with this view may reason over (the KB's graph when nothing differs).
-        ``who``: ``(caller, day)`` whose view it is, when known (its file may then be derived from the
-        file of an earlier store state: store/viewderive.py)."""
+    def graph(self, view: View):
+        """The fact graph a caller with this view may reason over (the KB's graph when nothing differs)."""
         key = "all" if view.everything else view.fingerprint
-        return self._graphs.get_or(key, lambda: self._graph_build(view, who))
+        return self._graphs.get_or(key, lambda: self._graph_build(view))
 
-    def _graph_build(self, view: View, who: tuple | None = None):
+    def _graph_build(self, view: View):
         from ..engine.graph import FactGraph
         full = self.state.graph
         if view.everything:
@@ -400,6 +400,7 @@ class Lanes:
                 return full
             if got is not None:
                 return _over(full, base, *got)
+            who = self._who.get(view.fingerprint)     # (caller, day) of a caller with this view, if known
             derived = self._derive(view, who, stamp, base) if who is not None else None
             if derived is not None:
                 orders = entry_orders(base.n_symbols, derived[1])
