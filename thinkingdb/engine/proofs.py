@@ -30,7 +30,6 @@ achilleside has_capability sandboxing  [score 0.9025, depth 1, rule capability @
 
 from __future__ import annotations
 
-import json
 import math
 
 from ..arith import run as run_constraints
@@ -198,6 +197,7 @@ class Proof(Value):
 
     def to_dot(self, labels: Mapping[str, str] | None = None) -> str:
         """Graphviz DOT: one node per proof node, edges premise → conclusion labelled by the rule."""
+        import json   # (DOT's quoting: a why question does not load json for its proof)
         lines = ["digraph proof {", "  rankdir=BT;", '  node [shape=box, fontname="Helvetica"];']
         ids: dict[int, str] = {}
 
