@@ -10,13 +10,9 @@ own empty file forever.
 
 from __future__ import annotations
 
-import pytest
-
 from thinkingdb.api import KnowledgeBase
 
 
-@pytest.mark.xfail(strict=True, reason="store/sqlite.py (coldproc): a handle on a still-pending new store reads "
-                                       "its private file until it writes itself; see the hunt report")
 def test_a_reader_opened_before_the_store_existed_sees_another_writers_facts(tmp_path):
     path = str(tmp_path / "kb.sqlite")
     reader = KnowledgeBase(path)                 # no store there yet: e.g. a server started on a new path

@@ -641,7 +641,11 @@ class Store:
         return int(row[0]) if row else 0
 
     def current_generation(self) -> int:
-        """The generation as stored now (another process may have written)."""
+        """The generation as stored now (another process may have written). A new store not committed
+        yet whose path another process has published meanwhile is adopted first: this handle's private
+        file never held a commit, and reading it would hide the published store's facts."""
+        if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
+            self._adopt()
         return self._generation()
 
     # -- sources -----------------------------------------------------------------------------------
