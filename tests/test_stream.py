@@ -9,7 +9,11 @@ import pytest
 
 from thinkingdb.api import KnowledgeBase
 from thinkingdb.cli.main import main
+from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.mapped import RelationIndex
+from thinkingdb.engine.query import evaluate
+from thinkingdb.engine.stream import answer_stream
+from thinkingdb.model import Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Var
 
 # r: a -> b, a -> c @0.5, b -> c, c -> d; link is transitive; s has a rule
 FACTS = """\
@@ -98,6 +102,19 @@ def test_stream_has_the_answers_of_evaluate(db, q, aggregate):
         got = list(first)
         assert len(got) == min(2, len(full.answers)) and first.count == len(got)
         assert set(map(key, got)) <= set(map(key, full.answers))
+
+
+def test_a_walk_from_a_bound_object_reports_the_node_bound_it_hit():
+    # b s d alone. `? ?v s+ d.` walks back from d and touches b too: 2 symbols, over max_nodes=1, so
+    # nothing is found and the cut is "nodes", as evaluate says; the stream had dropped its backward
+    # walks' bounds (kept in a list copied before they were made): no answer and truncated None
+    g = FactGraph([Fact("b", "s", "d")])
+    plus = Query((QueryPattern(Var("v"), PathRepeat(PathRel("s"), 1, None), "d"),))
+    s = answer_stream(plus, g, (), limits=Limits(max_nodes=1))
+    assert list(s) == [] and s.truncated == "nodes"
+    assert evaluate(plus, g, (), limits=Limits(max_nodes=1)).truncated == "nodes"
+    s = answer_stream(plus, g, (), limits=Limits(max_nodes=2))   # room for both: b, nothing cut
+    assert [a.bindings for a in s] == [{"v": "b"}] and s.truncated is None
 
 
 def test_a_limited_stream_leaves_the_graph_undecoded(tmp_path):

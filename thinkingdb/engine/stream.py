@@ -44,7 +44,9 @@ class AnswerStream:
     far. ``truncated``: the bound that cut the closure or a path walk short (final once the stream is
     exhausted; the closure's part is known before the first answer). ``stats``: the closure's."""
 
-    def __init__(self, gen: Iterator[Answer], variables: tuple[str, ...], view, walks: list) -> None:
+    def __init__(self, gen: Iterator[Answer], variables: tuple[str, ...], view, walks: list[list]) -> None:
+        # walks: lists of what may cut (path walks; None until made), read when asked: a pattern's
+        # backward walk is made during the join, after the stream itself
         self._gen, self.variables, self._view, self._walks = gen, variables, view, walks
         self.count = 0
         self.stats = getattr(view, "stats", None)
@@ -52,9 +54,10 @@ class AnswerStream:
     @property
     def truncated(self) -> str | None:
         t = self._view.truncated
-        for w in self._walks:
-            if w is not None:
-                t = t or w.truncated
+        for group in self._walks:
+            for w in group:
+                if w is not None:
+                    t = t or w.truncated
         return t
 
     def __iter__(self) -> Iterator[Answer]:
@@ -85,7 +88,7 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
         answers, cut = bulk
         held = type("Cut", (), {"truncated": cut})()
         names = (answers.var,) if answers.var is not None else tuple(v.name for v in query.variables())
-        return AnswerStream(iter(answers if limit is None else answers[:limit]), names, view, [held])
+        return AnswerStream(iter(answers if limit is None else answers[:limit]), names, view, [[held]])
     ids = view.ids
     pats = query.patterns
     walks: list = [PathWalk(view, p.path, max_nodes=limits.max_nodes, deadline=deadline) for p in pats]
@@ -145,7 +148,7 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
             if limit is not None and n >= limit:
                 return
 
-    return AnswerStream(run(), names, view, walks + back + [late])
+    return AnswerStream(run(), names, view, [walks, back, [late]])
 
 
 def _starts(view, path) -> Iterable[int]:
