@@ -6,14 +6,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from thinkingdb.api import KnowledgeBase
 from thinkingdb.cli.main import main
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.mapped import RelationIndex
 from thinkingdb.engine.query import evaluate
+from thinkingdb.engine.rules import compile_declarations
 from thinkingdb.engine.stream import answer_stream
-from thinkingdb.model import Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Var
+from thinkingdb.model import Declaration, Fact, Limits, PathRel, PathRepeat, Query, QueryPattern, Var
+
+from strategies import SYMBOLS, facts
+from test_closure_paths import paths
 
 # r: a -> b, a -> c @0.5, b -> c, c -> d; link is transitive; s has a rule
 FACTS = """\
@@ -115,6 +121,38 @@ def test_a_walk_from_a_bound_object_reports_the_node_bound_it_hit():
     assert evaluate(plus, g, (), limits=Limits(max_nodes=1)).truncated == "nodes"
     s = answer_stream(plus, g, (), limits=Limits(max_nodes=2))   # room for both: b, nothing cut
     assert [a.bindings for a in s] == [{"v": "b"}] and s.truncated is None
+
+
+def test_a_ground_pattern_is_looked_up_as_evaluate_does():
+    # `? b s d.` over b s d with max_nodes=1: evaluate looks the fact up (one answer, nothing cut); the
+    # stream walked from b, which touches b and d (over the bound): no answer, "nodes"
+    g = FactGraph([Fact("b", "s", "d", 0.5)])
+    q = Query((QueryPattern("b", PathRel("s"), "d"),))
+    s = answer_stream(q, g, (), limits=Limits(max_nodes=1))
+    assert [(a.bindings, a.score) for a in s] == [({}, 0.5)] and s.truncated is None
+    want = evaluate(q, g, (), limits=Limits(max_nodes=1))
+    assert [(a.bindings, a.score) for a in want.answers] == [({}, 0.5)] and want.truncated is None
+
+
+TERMS = st.sampled_from((Var("x"), Var("y"), Var("x")) + SYMBOLS[:3])
+TRANSITIVE = compile_declarations([Declaration("r", "transitive")])
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts(relations=("r", "s"), max_size=10), st.lists(st.builds(QueryPattern, TERMS, paths(), TERMS), min_size=1,
+                                                          max_size=2),
+       st.sampled_from([(), TRANSITIVE]), st.sampled_from(["best", "noisy-or"]),
+       st.sampled_from([Limits(max_nodes=1), Limits(max_nodes=2), Limits(max_nodes=4), Limits(max_derived=1),
+                        Limits(max_derived=3), Limits()]))
+def test_a_stream_has_the_answers_and_the_cut_of_evaluate(fs, patterns, rules, aggregate, limits):
+    # under node and derived-fact bounds too: the same answers (scores, proofs) and the same truncated,
+    # backward walks (a bound object, a free subject) and ground patterns included
+    g, q = FactGraph(fs), Query(tuple(patterns))
+    want = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=2)
+    s = answer_stream(q, g, rules, limits=limits, aggregate=aggregate, k=2)
+    got = sorted((json.dumps(a.to_json(), sort_keys=True) for a in s))
+    assert got == sorted(json.dumps(a.to_json(), sort_keys=True) for a in want.answers)
+    assert s.truncated == want.truncated
 
 
 def test_a_limited_stream_leaves_the_graph_undecoded(tmp_path):

@@ -27,7 +27,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from ..errors import QueryError
-from ..model import Limits, Query, Rule, Var
+from ..model import Limits, PathRel, Query, Rule, Var
 from .graph import FactGraph
 from .paths import PathWalk, invert, nullable, relations
 from .query import AGGREGATES, Answer, _all_starts, _combine, _conjoin, _order, _proofs_builder, _reversed, \
@@ -101,6 +101,12 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
         s = env.get(pat.subject.name) if isinstance(pat.subject, Var) else ids.find_sym(pat.subject)
         o = env.get(pat.object.name) if isinstance(pat.object, Var) else ids.find_sym(pat.object)
         if (not isinstance(pat.subject, Var) and s is None) or (not isinstance(pat.object, Var) and o is None):
+            return
+        if s is not None and o is not None and isinstance(pat.path, PathRel):   # a ground fact: looked up, as
+            rid = ids.find_rel(pat.path.relation)                               # evaluate does (no walk to cut)
+            score = None if rid is None else view.fact_score((s, rid, o))
+            if score is not None:
+                yield env, score, _proofs_builder(view, pat.path, s, o, score, lambda key=(s, rid, o): [key], kk)
             return
         if s is not None or o is None:
             starts = [s] if s is not None else _starts(view, pat.path)
