@@ -26,9 +26,10 @@ from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathInv, PathRel,
 
 SYMBOLS = ("a", "b", "c", "d", "e", "f", "g")
 x, y, c, z = Var("x"), Var("y"), Var("c"), Var("z")
-LIMITS = [Limits(), Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000), Limits(max_depth=1),
-          Limits(max_depth=3), Limits(max_derived=3), Limits(max_derived=10_000), Limits(max_nodes=3),
-          Limits(max_nodes=1_000)]
+LIMITS = [Limits(), Limits(max_derived=2_000_000, timeout_ms=30_000, max_rows=1_000_000), Limits(max_depth=0),
+          Limits(max_depth=1), Limits(max_depth=2), Limits(max_depth=3), Limits(max_depth=5),
+          Limits(max_depth=2, max_derived=10_000, timeout_ms=30_000), Limits(max_derived=3), Limits(max_derived=10_000),
+          Limits(max_nodes=3), Limits(max_nodes=1_000)]
 
 
 def chain_rule(right: bool, e_first: bool, weight: float) -> Rule:
@@ -58,6 +59,27 @@ dense_facts = st.lists(st.builds(Fact, st.sampled_from(SYMBOLS),
                                  st.sampled_from(("e", "e", "e", "e", "t", "t", "t", "u", "p", "d")),
                                  st.sampled_from(SYMBOLS), st.sampled_from((1.0, 0.9, 0.5, 0.8, 0.25))),
                        min_size=4, max_size=30)
+CONFS = (1.0, 0.9, 0.5, 0.8, 0.25)
+
+
+@st.composite
+def long_chains(draw):
+    """A path n0 → n1 → … → n9 of ``e`` facts with extra steps (skips, back edges) and ``t`` facts
+    both ways (``n t g`` for a right-linear rule's goals, ``g t n`` for a left-linear one's): chains
+    longer than the depth bounds, so that a bound cuts answers."""
+    fs = [Fact(f"n{i}", "e", f"n{i + 1}", draw(st.sampled_from(CONFS))) for i in range(9)]
+    for i, j, conf, kind in draw(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.sampled_from(CONFS),
+                                                    st.sampled_from(("e", "t", "t", "^t"))), min_size=2, max_size=12)):
+        if kind == "e":
+            fs.append(Fact(f"n{i}", "e", f"n{j}", conf))
+        else:
+            fs.append(Fact(f"n{i}", "t", f"g{j % 3}", conf) if kind == "t" else Fact(f"g{j % 3}", "t", f"n{i}", conf))
+    return fs
+
+
+def graph_and_constant():
+    return st.one_of(st.tuples(dense_facts, st.sampled_from(SYMBOLS)),
+                     st.tuples(long_chains(), st.sampled_from(("n0", "n1", "n9", "n8", "g0", "g1"))))
 
 
 def dump(res):
@@ -67,20 +89,35 @@ def dump(res):
 
 
 @settings(max_examples=200, deadline=None)
-@given(dense_facts, st.booleans(), st.booleans(), st.sampled_from((1.0, 0.9, 0.5)),
-       st.sampled_from(("asserted", "transitive", "derived")), st.sampled_from(SYMBOLS), st.booleans(),
+@given(graph_and_constant(), st.booleans(), st.booleans(), st.sampled_from((1.0, 0.9, 0.5)),
+       st.sampled_from(("asserted", "transitive", "derived")), st.booleans(),
        st.booleans(), st.sampled_from(["best", "noisy-or"]), st.sampled_from((1, 2, 3, 5)))
-def test_chain_answers_equal_the_full_closure(fs, right, e_first, weight, kind, const, bind_subject, inverted,
+def test_chain_answers_equal_the_full_closure(graph, right, e_first, weight, kind, bind_subject, inverted,
                                               aggregate, k):
+    fs, const = graph
     g = FactGraph(fs)
     rules = (chain_rule(right, e_first, weight),) + step_rules(kind)
     s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
     q = Query((QueryPattern(o, PathInv(PathRel("t")), s) if inverted else QueryPattern(s, PathRel("t"), o),))
     want = dump(evaluate(q, g, rules, aggregate=aggregate, k=k, goal_directed=False))
+    # the chain engine answers (never hands over) a bound node, or a bound goal over asserted steps
+    # (a transitive inner run there is a fast path), when no node or derived-fact bound is near
+    in_graph = const in {t for f in fs for t in (f.subject, f.object)}
+    node_bound = bind_subject == right
     for limits in LIMITS:
         got = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=k)
         full = evaluate(q, g, rules, limits=limits, aggregate=aggregate, k=k, goal_directed=False)
-        if got.stats is not None and got.stats.engine == "chain":   # only where no bound cuts
+        if in_graph and (node_bound or kind == "asserted") and limits.max_nodes is None and \
+                (limits.max_derived is None or limits.max_derived >= 10_000):
+            assert got.stats.engine == "chain", limits
+        if got.stats is not None and got.stats.engine == "chain" and limits.max_depth is not None:
+            # the full closure's d rounds; "depth" exactly when an answer would be new or better past
+            # them (so the best answers differ from the unbounded ones), which the full closure says too
+            assert dump(got)[0] == dump(full)[0], limits
+            cut = dump(evaluate(q, g, rules, limits=limits))[0] != dump(evaluate(q, g, rules, goal_directed=False))[0]
+            assert got.truncated == ("depth" if cut else None), limits
+            assert full.truncated == "depth" or not cut, limits
+        elif got.stats is not None and got.stats.engine == "chain":   # only where no bound cuts
             assert dump(got) == want, limits
         elif limits.max_depth is not None:   # the general engine: the depth semantics are the full closure's
             assert dump(got)[0] == dump(full)[0], limits
@@ -127,7 +164,7 @@ def test_the_chain_engine_answers_both_shapes_and_declines_outside_the_class():
         rules = (chain_rule(right, True, 0.9),)
         assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v"))) == "chain"
         assert engine_of(fs, rules, QueryPattern(Var("v"), PathRel("t"), "g")) == "chain"
-        assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v")), Limits(max_depth=4)) != "chain"
+        assert engine_of(fs, rules, QueryPattern("a", PathRel("t"), Var("v")), Limits(max_depth=4)) == "chain"
     for decl in (Declaration("t", "transitive"), Declaration("s", "subrelation_of", "t"),
                  Declaration("t", "symmetric")):
         rules = (chain_rule(True, True, 0.9),) + compile_declarations([decl])
@@ -237,3 +274,29 @@ def test_noisy_or_combines_the_best_derivations_through_each_step():
         assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, aggregate="noisy-or", k=k, goal_directed=False))
     proof = why(Triple("a", "t", "g"), FactGraph(fs), rules, alternatives=2)
     assert proof.score == 0.1 and [round(p.score, 12) for p in proof.alternatives] == [0.648, 0.45]
+
+
+def test_a_depth_bound_keeps_the_best_chain_within_it_and_says_when_an_answer_would_change():
+    # weight 0.9: s → a (0.5), a t g @0.5: 0.9 × 0.5 × 0.5 = 0.225 at depth 1; s → b → c, c t g @1:
+    # b t g = 0.9 (depth 1), s t g = 0.81 (depth 2). max_depth 1: 0.225 and "depth" (round 2 betters
+    # it); max_depth 2: 0.81, nothing cut. Noisy-or (k = 2) within depth 1 has the one derivation;
+    # within 2, 1 − 0.19 × 0.775 = 0.85275. The goal bound (? ?x t g) at depth 1: a, b, c (asserted
+    # a and c, b's 0.9) and s's 0.225, "depth" (s's fact changes in round 2)
+    fs = [Fact("s", "e", "a", 0.5), Fact("a", "t", "g", 0.5), Fact("s", "e", "b"), Fact("b", "e", "c"),
+          Fact("c", "t", "g")]
+    rules = (chain_rule(True, True, 0.9),)
+    q = Query((QueryPattern("s", PathRel("t"), Var("v")),))
+    for depth, score, cut in ((0, None, "depth"), (1, 0.225, "depth"), (2, 0.81, None), (3, 0.81, None)):
+        res = evaluate(q, FactGraph(fs), rules, limits=Limits(max_depth=depth))
+        assert res.stats.engine == "chain" and res.truncated == cut
+        assert [round(a.score, 12) for a in res.answers] == ([score] if score else [])
+        full = evaluate(q, FactGraph(fs), rules, limits=Limits(max_depth=depth), goal_directed=False)
+        assert dump(res)[0] == dump(full)[0]
+    for depth, score in ((1, 0.225), (2, 0.85275)):
+        res = evaluate(q, FactGraph(fs), rules, limits=Limits(max_depth=depth), aggregate="noisy-or", k=2)
+        assert res.stats.engine == "chain" and round(res.answers[0].score, 12) == score
+    q2 = Query((QueryPattern(Var("v"), PathRel("t"), "g"),))
+    res = evaluate(q2, FactGraph(fs), rules, limits=Limits(max_depth=1))
+    assert res.stats.engine == "chain" and res.truncated == "depth"
+    assert sorted((a.bindings["v"], round(a.score, 12)) for a in res.answers) == [
+        ("a", 0.5), ("b", 0.9), ("c", 1.0), ("s", 0.225)]

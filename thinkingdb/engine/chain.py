@@ -54,8 +54,15 @@ With alternatives (noisy-or with ``k > 1``, ``why``'s alternatives) a fact's oth
 one per step out of its node, each from the next node's own fact for the goal: with the goal bound
 from the replay, with the node bound from that successor's own search and replay
 (:meth:`~thinkingdb.engine.chainresult.ChainResult._from_successors`).
+**A depth bound** (``max_depth = d``): the closure's ``d`` rounds. With the goal bound the replay's
+versions are cut at depth ``d``; with the node bound a layered search gives the best chains within
+the bound (:mod:`thinkingdb.engine.chaindepth`). ``truncated`` is ``"depth"`` exactly when an answer
+would be new or better past the bound (a later version in the unbounded replay, found goal by goal
+until one shows it) — so the full closure says ``"depth"`` too, and without it the answers are the
+unbounded ones (the step facts' own later rounds are not looked at: they change no answer).
 A result stands for the full closure only within its bounds: the run declines (returns
-None, and the general engine runs and reports the bound) under a depth bound, when the inner run is cut, when ``max_derived`` or ``max_nodes`` would
+None, and the general engine runs and reports the bound) when the inner run is cut, when
+``max_derived`` or ``max_nodes`` would
 be passed (derived facts counted: the inner run's and the ``T`` facts this one keeps — the answers
 and the facts their proofs go through), when a score is 0, or at the deadline.
 
@@ -151,7 +158,7 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     the question are in the class (module docstring) and no bound would cut the run, else None;
     ``closure`` runs the inner closure (:func:`thinkingdb.engine.closure.closure`, which calls this)."""
     goals = tuple(goals)
-    if limits.max_depth is not None or len(goals) != 1 or len(goals[0].patterns) != 1:
+    if len(goals) != 1 or len(goals[0].patterns) != 1:
         return None
     pat = goals[0].patterns[0]
     path, fwd = pat.path, True
@@ -217,7 +224,7 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline,
                         limits=Limits(max_nodes=limits.max_nodes, max_derived=limits.max_derived, timeout_ms=left))
         if inner.truncated is not None or inner.stats.engine not in ("columnar", "semi-naive"):
             return None   # cut, or a fast path (whose proofs split ties unlike the full closure's engines)
-    res = ChainResult(g, inner, shape, rules, deadline, alternatives)
+    res = ChainResult(g, inner, shape, rules, deadline, alternatives, limits.max_depth)
     if scope is not None:
         res.touched.update(scope[1])
     if not isinstance(node_t, Var):

@@ -25,9 +25,14 @@ class ChainResult(FactView):
     """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike: the ``T`` facts of one bound
     end (and those their proofs go through) over the inner closure of the step relation."""
 
-    def __init__(self, g, inner, shape, rules, deadline, alternatives: int = 0) -> None:   # shape: chain.Shape
+    delta = DELTA   # (read by engine/chaindepth.py, which does not import this module)
+
+    def __init__(self, g, inner, shape, rules, deadline, alternatives: int = 0,
+                 depth: int | None = None) -> None:   # shape: chain.Shape
         self.g, self.inner, self.shape, self.rules = g, inner, shape, rules
         self._k = alternatives
+        self.depth = depth   # max_depth: the closure's rounds (None: unbounded)
+        self._at_memo: dict[tuple[int, int], dict] = {}   # (node, round) -> its steps as they stood
         # T key -> its best other derivations [(score, depth, next node, {T key: versions} of the
         # next node's proof)], at most alternatives + 1, best first (noisy-or, why's alternatives)
         self.alts: dict[tuple[int, int, int], list] = {}
@@ -124,12 +129,13 @@ class ChainResult(FactView):
         return got
 
     # -- the searches ---------------------------------------------------------------------------
-    def _simulate(self, goal: int, terms: dict[int, float], back) -> dict[int, list]:
+    def _simulate(self, goal: int, terms: dict[int, float], back, cap: int | None = None) -> dict[int, list]:
         """The rounds of the full closure for ``goal`` over the nodes ``back`` leads to from the
         asserting nodes ``terms``: ``{node: [(score, depth, next node)]}``, every version oldest
         first. Round ``r`` fires the steps whose step fact got a version in round ``r - 1`` or whose
         next node did (semi-naive, as the engines do); each node keeps the best new derivation (score,
-        then depth, then the premises' canonical order) when it beats the node's current score."""
+        then depth, then the premises' canonical order) when it beats the node's current score.
+        ``cap``: the last round (a depth bound)."""
         preds: dict[int, list[int]] = {}
         region, stack = set(terms), list(terms)
         while stack:
@@ -158,7 +164,7 @@ class ChainResult(FactView):
         last = max(events, default=0)
         changed, r = list(terms), 1
         rank = self.ids.key_rank
-        while changed or r <= last:
+        while (changed or r <= last) and (cap is None or r <= cap):
             fire = set(events.get(r, ()))
             for c in changed:
                 fire.update((n, c) for n in preds.get(c, ()) if n not in terms)
@@ -210,6 +216,12 @@ class ChainResult(FactView):
             vers = self._simulate(goal, terms, lambda c: self.back_steps(c).items())
         except ValueError:
             return False
+        d = self.depth
+        if d is not None:   # the rounds up to the bound; any later version is a fact the bound cut
+            cut = {n: [x for x in v if x[1] <= d] for n, v in vers.items()}
+            if any(len(cut[n]) != len(v) for n, v in vers.items()):
+                self.truncated = "depth"
+            vers = {n: v for n, v in cut.items() if v}
         for n, v in vers.items():
             self.touched.add(n)
             if n not in terms:
@@ -297,14 +309,16 @@ class ChainResult(FactView):
                     by_goal.setdefault(goal, {})[a] = c
         mine = self.asserted_at(start)
         self._searched = {start: (P, parents)}
+        self._layered: dict[tuple[int, int], list] = {}
         for goal in sorted(by_goal):
             self.touched.add(goal)
             ends = by_goal[goal]
             got = None
             try:
                 if goal not in mine:   # (asserted facts win)
-                    got = self._solve(start, goal, ends)
-                    self._keep(goal, start, got)
+                    got = self._solve(start, goal, ends) if self.depth is None else self._bounded(start, goal, ends)
+                    if got:
+                        self._keep(goal, start, got)
                 if self._k:
                     self._from_successors(start, goal, ends, got)
             except ValueError:
@@ -312,6 +326,26 @@ class ChainResult(FactView):
         self._memo = {}
         self._searched = {}
         return True
+
+    def _bounded(self, start, goal, ends) -> dict[int, list]:
+        """The replay of ``start``'s fact for ``goal`` within the depth bound
+        (:func:`~thinkingdb.engine.chaindepth.solve`; ``{}``: none). Until a goal shows it,
+        ``truncated`` is found out goal by goal: ``"depth"`` when the unbounded fact is another —
+        none within the bound, or its last version deeper (a later round would change an answer)."""
+        from .chaindepth import solve  # noqa: PLC0415
+        got = solve(self, start, goal, ends, self.depth, self._layers(start, self.depth))
+        if self.truncated is None:
+            free = self._solve(start, goal, ends)
+            if not got or free[start][-1][1] > self.depth:
+                self.truncated = "depth"
+        return got
+
+    def _layers(self, start: int, budget: int) -> list:
+        got = self._layered.get((start, budget))
+        if got is None:
+            from .chaindepth import layers  # noqa: PLC0415
+            got = self._layered[(start, budget)] = layers(self, start, budget)
+        return got
 
     def _solve(self, start, goal, ends) -> dict[int, list]:
         """``_one_goal`` from ``start`` (its search memoised), searched again with the nodes asserting
@@ -353,14 +387,18 @@ class ChainResult(FactView):
             cands.append((-(w * e) * ub, self.ids.sym_rank(c), c))
         cands.sort()
         found: dict[int, dict] = {}
-        if got is not None:
+        if got is not None and self.depth is None:
             found[start] = got
 
         def versions_of(c):
             if c in ends:
                 return [(ends[c], 0, None)]
             if c not in found:
-                found[c] = self._solve(c, goal, ends)
+                if self.depth is None:
+                    found[c] = self._solve(c, goal, ends)
+                else:   # the derivation fires by round depth: c's fact within depth - 1
+                    from .chaindepth import solve  # noqa: PLC0415
+                    found[c] = solve(self, c, goal, ends, self.depth - 1, self._layers(c, self.depth - 1))
             return found[c].get(c)
 
         order = [c for _, _, c in cands]
@@ -423,6 +461,8 @@ class ChainResult(FactView):
         ``[(score, depth, next)]``): its best score over the rounds that fire it, first reached."""
         ev = self.versions(self.ekey(n, c))
         rounds = sorted({d + 1 for d, _ in ev} | {v[1] + 1 for v in vc})
+        if self.depth is not None:
+            rounds = [r for r in rounds if r <= self.depth]
         best = None
         for r in rounds:
             e = next((x for x in reversed(ev) if x[0] <= r - 1), None)
