@@ -67,7 +67,7 @@ def _oracle(db: str, caller: Caller, day: str) -> list[tuple]:
 @pytest.fixture
 def counts(monkeypatch):
     """How many views were computed whole (``computed``) and derived (``derived``) so far."""
-    got = {"computed": 0, "derived": 0, "access_derived": 0}
+    got = {"computed": 0, "derived": 0, "access_derived": 0, "topics_derived": 0}
     real_hidden, real_derive = viewfile.hidden_changes, viewderive.derive
     real_patched = AccessTable.patched
 
@@ -83,6 +83,14 @@ def counts(monkeypatch):
     def patched(self, *a):
         got["access_derived"] += 1
         return real_patched(self, *a)
+    from thinkingdb.store import topicfile
+    real_topics = topicfile.derive
+
+    def topics(*a):
+        out = real_topics(*a)
+        got["topics_derived"] += out is not None
+        return out
+    monkeypatch.setattr(topicfile, "derive", topics)
     monkeypatch.setattr(viewfile, "hidden_changes", hidden)
     monkeypatch.setattr(viewderive, "derive", derive)
     monkeypatch.setattr(AccessTable, "patched", patched)
@@ -90,7 +98,7 @@ def counts(monkeypatch):
 
 
 def _unit(rng: random.Random, uid: str) -> dict:
-    u = {"id": uid, "triples": [[rng.choice(SYMS), rng.choice(("r", "t")), rng.choice(SYMS),
+    u = {"id": uid, "topic": rng.choice(SYMS[:4] + ["S2", "no such symbol", ""]), "triples": [[rng.choice(SYMS), rng.choice(("r", "t")), rng.choice(SYMS),
                                  rng.choice((0.3, 0.5, 0.8, 1.0))] for _ in range(rng.randint(0, 3))]}
     if rng.random() < 0.5:
         u["acl"] = rng.sample(["x", "y", "z"], rng.randint(1, 2))
@@ -238,6 +246,34 @@ def _scratch_matches_files(db: str, caller: Caller, day: str) -> None:
             assert np.array_equal(np.asarray(arrays[k]), np.asarray(v), equal_nan=v.dtype.kind == "f"), k
 
 
+def _topics_match(db: str) -> None:
+    """A fresh process's topic index (read from its file, derived, or made) is the units' own:
+    ``symbol_key`` of every unit's topic, computed here."""
+    import sqlite3
+    from thinkingdb.normalize import symbol_key
+    from thinkingdb.errors import ValidationError
+    from thinkingdb.retrieval.lanes import Lanes
+    want: dict[str, list[str]] = {}
+    conn = sqlite3.connect(db)
+    for uid, topic in conn.execute("SELECT id, topic FROM units ORDER BY id"):
+        try:
+            key = symbol_key(topic) if topic else None
+        except ValidationError:
+            key = None
+        if key is not None:
+            want.setdefault(key, []).append(uid)
+    conn.close()
+    with KnowledgeBase(db, default_rules=False) as kb:
+        lanes = Lanes(kb, kb._state())
+        index = lanes.topic_index()
+        assert dict(index.items()) == want
+        for k in list(want) + ["nothing"]:
+            assert index.get(k) == want.get(k)
+        assert dict(lanes.topic_units().items()) == {k: v for k, v in want.items() if kb.graph.symbol_id(k) is not None}
+        for k in list(want) + ["s9", "nothing"]:
+            assert lanes.topic_units().get(k) == (want.get(k) if kb.graph.symbol_id(k) is not None else None)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_random_writes_derive_what_a_recompute_gives(tmp_path, counts, seed):
     world = World(tmp_path, seed)
@@ -251,7 +287,9 @@ def test_random_writes_derive_what_a_recompute_gives(tmp_path, counts, seed):
             for day in DAYS:
                 assert _rows(world.db, caller, day) == _oracle(world.db, caller, day), (ops, caller, day)
                 _scratch_matches_files(world.db, caller, day)
-    assert counts["derived"] > 0 and counts["access_derived"] > 0, (ops, counts)
+        _topics_match(world.db)          # made or derived, and written
+        _topics_match(world.db)          # read from the file
+    assert counts["derived"] > 0 and counts["access_derived"] > 0 and counts["topics_derived"] > 0, (ops, counts)
 
 
 def _anon_rows(db: str) -> list[tuple]:
@@ -358,10 +396,16 @@ def test_an_old_view_file_put_back_is_derived_from_or_recomputed(small, counts):
     with KnowledgeBase(small.db, default_rules=False) as kb:    # one more write; the old file, damaged
         with kb.store.transaction():
             kb.store.add_facts([(Fact("s5", "r", "s7", 0.45), "late2.tdb", 1, None)])
-    for name in [n for n in os.listdir(small.root) if ".graph.view" in n]:
-        data = bytearray(open(os.path.join(small.root, name), "rb").read())
-        data[-100] ^= 0xFF
-        open(os.path.join(small.root, name), "wb").write(bytes(data))
+    from thinkingdb.store.graphfile import map_container
+    for name in [n for n in os.listdir(small.root) if ".graph.view" in n]:   # the first byte of its largest array
+        path = os.path.join(small.root, name)
+        header, _, buf = map_container(path, viewfile.VIEW_MAGIC)
+        _, (_, _, offset) = max(header["arrays"].items(), key=lambda kv: kv[1][1])
+        start = (24 + int.from_bytes(bytes(buf[16:24]), "little") + 63) // 64 * 64
+        buf.close()
+        data = bytearray(open(path, "rb").read())
+        data[start + offset] ^= 0xFF
+        open(path, "wb").write(bytes(data))
     assert _anon_rows(small.db) == _oracle(small.db, Caller(), DAYS[0])
     assert counts["computed"] == before + 1
 

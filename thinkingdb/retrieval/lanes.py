@@ -59,10 +59,14 @@ def lanes_for(kb) -> "Lanes":
 
 def topic_key(u) -> str | None:
     """The symbol key a unit's topic names (None: no topic, or one naming no symbol)."""
+    return _topic_symbol(u.topic)
+
+
+def _topic_symbol(topic: str | None) -> str | None:
     from ..errors import ValidationError
     from ..normalize import symbol_key
     try:
-        return symbol_key(u.topic) if u.topic else None
+        return symbol_key(topic) if topic else None
     except ValidationError:   # a topic of quotes and spaces names no symbol
         return None
 
@@ -342,26 +346,50 @@ class Lanes:
         caller's visibility where used)."""
         if self._topics is None:
             index = self.topic_index()
-            known = self.state.graph.known_symbols(index)   # one set intersection, not a search per key
-            self._topics = {k: ids for k, ids in index.items() if k in known}
+            from ..store.topicfile import TopicMap
+            if isinstance(index, TopicMap):     # read from its file: each key looked up when asked
+                self._topics = _KnownTopics(index, self.state.graph)
+            else:
+                known = self.state.graph.known_symbols(index)   # one set intersection, not a search per key
+                self._topics = {k: ids for k, ids in index.items() if k in known}
         return self._topics
 
     def topic_index(self) -> dict[str, list[str]]:
-        """Symbol key → the units whose topic names it, whether or not a fact holds the symbol."""
+        """Symbol key → the units whose topic names it, whether or not a fact holds the symbol (in a
+        process that reads the store lazily, a :class:`~thinkingdb.store.topicfile.TopicMap` of the
+        file beside the store, patched through the change log after a write or written again)."""
         if self._topics_all is None:
-            topics: dict[str, list[str]] = {}
-            units = self.units
             reader = getattr(self.state, "reader", None)
-            if reader is not None and not getattr(units, "loaded", True):   # ids and topics only, not the text
-                from types import SimpleNamespace
-                units = [SimpleNamespace(id=i, topic=t or "") for i, t in reader.read(
-                    lambda conn: conn.execute("SELECT id, topic FROM units ORDER BY id").fetchall())]
-            for u in units:
-                key = topic_key(u)
-                if key is not None:
-                    topics.setdefault(key, []).append(u.id)
-            self._topics_all = topics
+            if reader is not None and reader.stamp is not None and not getattr(self.units, "loaded", True):
+                from ..store import topicfile
+                from ..store.stateread import read_changed_topics
+                path, stamp = self.kb.store.path, reader.stamp
+                got = topicfile.load(path, stamp)
+                if got is None:
+                    got = topicfile.derive(path, stamp, lambda old: reader.read(
+                        lambda conn: read_changed_topics(conn, old, stamp)), _topic_symbol)
+                    if got is None:
+                        got = self._topics_read()
+                    topicfile.save(path, stamp, got)
+                self._topics_all = got
+            else:
+                self._topics_all = self._topics_read()
         return self._topics_all
+
+    def _topics_read(self) -> dict[str, list[str]]:
+        """The topic index made from the units' ids and topics."""
+        topics: dict[str, list[str]] = {}
+        units = self.units
+        reader = getattr(self.state, "reader", None)
+        if reader is not None and not getattr(units, "loaded", True):   # ids and topics only, not the text
+            from types import SimpleNamespace
+            units = [SimpleNamespace(id=i, topic=t or "") for i, t in reader.read(
+                lambda conn: conn.execute("SELECT id, topic FROM units ORDER BY id").fetchall())]
+        for u in units:
+            key = topic_key(u)
+            if key is not None:
+                topics.setdefault(key, []).append(u.id)
+        return topics
 
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""
@@ -466,6 +494,45 @@ class Lanes:
                 if c is None or c != full.confidence(t):
                     changes[t] = c
         return [(t.subject, t.relation, t.object, c) for t, c in changes.items()]
+
+
+class _KnownTopics:
+    """``Lanes.topic_units`` over a :class:`~thinkingdb.store.topicfile.TopicMap`: a key's units when
+    the graph holds the symbol (``get`` only, what the answers ask)."""
+
+    def __init__(self, index, graph) -> None:
+        self._index, self._graph = index, graph
+
+    def get(self, key, default=None):
+        ids = self._index.get(key)
+        return default if ids is None or self._graph.symbol_id(key) is None else ids
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key):
+        got = self.get(key)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def items(self):
+        known = self._graph.known_symbols(self._index.keys())
+        return [(k, v) for k, v in self._index.items() if k in known]
+
+    def keys(self):
+        return [k for k, _ in self.items()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (dict, _KnownTopics)) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None   # type: ignore[assignment]
 
 
 def _access_table(state) -> AccessTable:

@@ -237,7 +237,8 @@ def store_files(store_path: str) -> list[str]:
     """Every file beside a store that its readers and writers write (each through
     :func:`~thinkingdb.store.graphfile.write_container`)."""
     g = graph_path(store_path)
-    return [g, delta_path(store_path), *(f"{g}.view{i}" for i in range(VIEW_FILES)), access_path(store_path)]
+    return [g, delta_path(store_path), *(f"{g}.view{i}" for i in range(VIEW_FILES)), f"{store_path}.topics",
+            access_path(store_path)]
 
 
 def _fields(s: Stamp) -> tuple:

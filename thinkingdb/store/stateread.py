@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 __all__ = ["StaleRead", "StateReader", "StoreUnits", "LazyFactAccess", "LazyMapping", "read_access",
-           "read_changed_access"]
+           "read_changed_access", "read_changed_topics"]
 
 
 class StaleRead(StoreError):
@@ -125,6 +125,20 @@ def read_changed_access(conn, old, new) -> tuple[list[str], list[tuple]] | None:
         return None
     ids = sorted(got.units)
     return ids, (read_access(conn, ids) if ids else [])
+
+
+def read_changed_topics(conn, old, new) -> tuple[list[str], list[tuple]] | None:
+    """``(ids, rows)``: the units whose rows the writes from ``old`` to ``new`` changed, and the
+    ``(id, topic)`` of those that exist at ``new``; None for a gap in the change log."""
+    import json
+    from .changelog import chain
+    got = chain(conn, old, new)
+    if got is None:
+        return None
+    ids = sorted(got.units)
+    rows = conn.execute("SELECT id, topic FROM units WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                        (json.dumps(ids),)).fetchall() if ids else []
+    return ids, rows
 
 
 _MISSING = object()
