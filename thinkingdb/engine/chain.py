@@ -88,25 +88,28 @@ a t goal  [score 0.2, depth 2, rule rel @0.5]
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from ..model import Limits, PathInv, PathRel, PathRepeat, Query, QueryPattern, Rule, Var
+from ..values import Value
 from .results import GraphView
 
 __all__ = ["Shape", "shape_of", "linear_chain"]
 
 
-
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(Value):
     """A linear chain rule: ``head`` (T) derived only by ``rule`` from ``step`` (E); ``right``:
-    right-linear (the node is T's subject); ``e_at``: the step premise's index in the rule."""
+    right-linear (the node is T's subject); ``e_at``: the step premise's index in the rule. Frozen
+    (a :class:`~thinkingdb.values.Value`, not a dataclass: a question loads no ``dataclasses``).
 
-    head: str
-    step: str
-    rule: Rule
-    right: bool
-    e_at: int
+    >>> Shape("t", "e", None, True, 0)
+    Shape(head='t', step='e', rule=None, right=True, e_at=0)
+    """
+
+    __slots__ = ("head", "step", "rule", "right", "e_at")
+
+    def __init__(self, head: str, step: str, rule: Rule, right: bool, e_at: int) -> None:
+        for name, value in zip(self.__slots__, (head, step, rule, right, e_at)):
+            object.__setattr__(self, name, value)
 
 
 def _rule_shape(rule: Rule) -> Shape | None:
