@@ -53,7 +53,7 @@ such a rule set runs on (columnar or the reference engine: a fast path splits ti
 With alternatives (noisy-or with ``k > 1``, ``why``'s alternatives) a fact's other derivations are
 one per step out of its node, each from the next node's own fact for the goal: with the goal bound
 from the replay, with the node bound from that successor's own search and replay
-(:meth:`~thinkingdb.engine.chainresult.ChainResult._from_successors`).
+(:mod:`thinkingdb.engine.chainalts`).
 **A depth bound** (``max_depth = d``): the closure's ``d`` rounds. With the goal bound the replay's
 versions are cut at depth ``d``; with the node bound a layered search gives the best chains within
 the bound (:mod:`thinkingdb.engine.chaindepth`). ``truncated`` is ``"depth"`` exactly when an answer

@@ -227,8 +227,9 @@ class ChainResult(FactView):
             if n not in terms:
                 self.rec[self.tkey(n, goal)] = v
         if self._k:   # every node's versions are the full closure's: each step's derivation from them
+            from .chainalts import keep_alternatives  # noqa: PLC0415
             for n in vers:
-                self._alternatives(n, goal, lambda c: vers.get(c), lambda c, d: self.rec)
+                keep_alternatives(self, n, goal, lambda c: vers.get(c), lambda c, d: self.rec)
         return True
 
     def _forward(self, start: int, blocked=frozenset()) -> dict[int, float]:
@@ -320,7 +321,8 @@ class ChainResult(FactView):
                     if got:
                         self._keep(goal, start, got)
                 if self._k:
-                    self._from_successors(start, goal, ends, got)
+                    from .chainalts import from_successors  # noqa: PLC0415
+                    from_successors(self, start, goal, ends, got)
             except ValueError:
                 return False
         self._memo = {}
@@ -363,116 +365,6 @@ class ChainResult(FactView):
         if vers is None:
             raise ValueError("no solution within the bound")
         return vers
-
-    def _from_successors(self, start, goal, ends, got) -> None:
-        """The alternatives of ``start``'s fact for ``goal``: each step ``start → c`` with ``c``'s
-        fact for the goal, ``c``'s versions from its own search (exact within ``DELTA`` of its best,
-        the only versions a best combination can use). Successors are searched in the order of an
-        upper bound (``w · step · max P_c(a) · conf``, blocking ignored) until the bound falls
-        below the ``alternatives + 1``-th derivation found."""
-        w, want = self.w, self._k + 1
-        cands = []
-        for c, e in self._steps(start).items():
-            if c in ends:
-                ub = ends[c]
-            else:
-                got_c = self._searched.get(c)
-                if got_c is None:
-                    P = self._forward(c)
-                    got_c = self._searched[c] = (P, self._slack(P))
-                P = got_c[0]
-                ub = max((P[a] * conf for a, conf in ends.items() if a in P), default=None)
-                if ub is None:
-                    continue
-            cands.append((-(w * e) * ub, self.ids.sym_rank(c), c))
-        cands.sort()
-        found: dict[int, dict] = {}
-        if got is not None and self.depth is None:
-            found[start] = got
-
-        def versions_of(c):
-            if c in ends:
-                return [(ends[c], 0, None)]
-            if c not in found:
-                if self.depth is None:
-                    found[c] = self._solve(c, goal, ends)
-                else:   # the derivation fires by round depth: c's fact within depth - 1
-                    from .chaindepth import solve  # noqa: PLC0415
-                    found[c] = solve(self, c, goal, ends, self.depth - 1, self._layers(c, self.depth - 1))
-            return found[c].get(c)
-
-        order = [c for _, _, c in cands]
-        bound = {c: -nub for nub, _, c in cands}
-        self._alternatives(start, goal, versions_of, lambda c, d: self._path(goal, c, d, found.get(c)),
-                           order, bound, want)
-
-    def _path(self, goal, c, depth, vers) -> dict:
-        """``{T key: versions}`` of the facts the proof of ``c``'s fact at ``depth - 1`` goes through."""
-        table, n, limit = {}, c, depth - 1
-        while vers is not None and n in vers:
-            v = _at(vers[n], limit)
-            if v[2] is None:
-                break
-            table[self.tkey(n, goal)] = vers[n]
-            n, limit = v[2], v[1] - 1
-        return table
-
-    def _alternatives(self, n, goal, versions_of, path_of, order=None, bound=None, want=None) -> None:
-        """Keep ``n``'s best other derivations for ``goal`` (``self.alts``): for each step ``n → c``
-        with a fact ``c T goal`` (``versions_of(c)``: its versions), the derivation's score is its
-        best over the rounds that fire it — when the step fact or ``c``'s fact got a version the
-        round before — and its depth that of the first round reaching it (the reference engine
-        keeps a derivation's first best). The derivation of ``n``'s fact itself is left out."""
-        want = self._k + 1 if want is None else want
-        key = self.tkey(n, goal)
-        if self.asserted(key) is None:
-            cur = self.rec.get(key)
-            if cur is None:
-                return
-            best_next = cur[-1][2]
-        else:
-            best_next = None
-        rank = self.ids.key_rank
-        if order is None:
-            order = sorted(self.steps(n), key=self.ids.sym_rank)
-        out: list = []
-        for c in order:
-            self._tick()
-            if bound is not None and len(out) >= want and bound[c] * (1 + DELTA) < out[want - 1][0]:
-                break
-            if c == best_next:
-                continue
-            vc = versions_of(c)
-            if not vc:
-                continue
-            got = self._fired(n, c, vc)
-            if got is None:
-                continue
-            score, depth = got
-            canon = tuple(rank(k) for k in self.premises(n, c, goal))
-            out.append((score, depth, canon, c))
-            out.sort(key=lambda t: (-t[0], t[1], t[2]))
-            del out[want:]
-        if out:
-            self.alts[key] = [(sc, d, c, path_of(c, d)) for sc, d, _, c in out]
-
-    def _fired(self, n, c, vc) -> tuple | None:
-        """``(score, depth)`` of the derivation of ``n``'s fact through ``c`` (``vc``: ``c``'s versions
-        ``[(score, depth, next)]``): its best score over the rounds that fire it, first reached."""
-        ev = self.versions(self.ekey(n, c))
-        rounds = sorted({d + 1 for d, _ in ev} | {v[1] + 1 for v in vc})
-        if self.depth is not None:
-            rounds = [r for r in rounds if r <= self.depth]
-        best = None
-        for r in rounds:
-            e = next((x for x in reversed(ev) if x[0] <= r - 1), None)
-            v = next((x for x in reversed(vc) if x[1] <= r - 1), None)
-            if e is None or v is None:
-                continue
-            s = self.combine(e[1], v[0])
-            if best is None or s > best[0]:
-                best = (s, r)
-        return best
 
     # -- the read interface ---------------------------------------------------------------------
     @property
