@@ -1,6 +1,6 @@
 """The first question after a small write derives the caller's view file and the access table from
-those of the earlier state and the change log (store/changelog.py, store/viewderive.py), and they equal
-a recompute from scratch: random sequences of writes (ingest, retract, units added, replaced, made
+those of the earlier state (or another caller's view file) and the change log (store/changelog.py,
+store/viewderive.py), and they equal a recompute from scratch: random sequences of writes (ingest, retract, units added, replaced, made
 visible or hidden, moved to another source, facts of unknown units) checked after every write against
 an independent oracle (the visibility rule applied to every provenance row) and against the view and
 access table computed whole; a gap in the log, a write another process made, a tampered record and a
@@ -364,16 +364,25 @@ def test_a_write_by_another_process_between_reads_is_seen_and_derived(small, cou
         assert counts["computed"] == before and counts["derived"] == 1
 
 
-def test_another_callers_view_file_is_not_used(small, counts):
+@pytest.mark.parametrize("limit", [None, 0])
+def test_another_callers_view_file_derives_this_one_within_the_unit_limit(small, counts, monkeypatch, limit):
+    """Only the anonymous caller's view file is on disk; caller x's view after a write is derived from
+    it (x sees more units: their facts are recomputed) — or, allowed no differing unit, recomputed."""
+    if limit is not None:
+        monkeypatch.setattr(viewderive, "MAX_UNITS", limit)
     x = Caller(tags=("x",))
-    for name in os.listdir(small.root):            # only the anonymous caller's view file is on disk
+    for name in os.listdir(small.root):
         if ".graph.view" in name:
             os.remove(os.path.join(small.root, name))
     assert _anon_rows(small.db) == _oracle(small.db, Caller(), DAYS[0])
     _units_write(small)
-    before = counts["computed"]
+    before, derived = counts["computed"], counts["derived"]
     assert _rows(small.db, x, DAYS[0]) == _oracle(small.db, x, DAYS[0])
-    assert counts["computed"] == before + 1 and counts["derived"] == 0
+    _scratch_matches_files(small.db, x, DAYS[0])
+    if limit is None:
+        assert counts["computed"] == before and counts["derived"] == derived + 1
+    else:
+        assert counts["computed"] == before + 1 and counts["derived"] == derived
 
 
 def test_an_old_view_file_put_back_is_derived_from_or_recomputed(small, counts):
@@ -435,3 +444,33 @@ def test_two_dimensional_positions_agree_with_the_packed_key(tmp_path, monkeypat
         for caller in CALLERS[:2]:
             assert _rows(world.db, caller, DAYS[0]) == _oracle(world.db, caller, DAYS[0])
             _scratch_matches_files(world.db, caller, DAYS[0])
+
+
+@pytest.mark.parametrize("who", [Caller(), Caller(tags=("x",))])
+def test_units_removed_and_added_between_units_seen_differently(tmp_path, counts, who):
+    """Units alternately public and restricted, each asserting its own fact; a write removes some
+    (their provenance stays: facts of units the store no longer holds) and adds others in between.
+    The view after it is derived from the anonymous caller's file, each unit's bit taken from the
+    right place of the earlier mask."""
+    db = str(tmp_path / "kb.sqlite")
+    units = [{"id": f"u{i:02d}", **({"acl": ["x"]} if i % 2 else {}), "triples": [[f"a{i}", "r", f"b{i}", 0.5]]}
+             for i in range(0, 40, 2)]
+    with KnowledgeBase(db, default_rules=False) as kb:
+        kb.ingest([_write_units(str(tmp_path / "u.jsonl"), units)])
+        kb.ingest([_write_units(str(tmp_path / "v.jsonl"),
+                                [{"id": f"u{i:02d}", **({"acl": ["x"]} if i % 4 == 1 else {}),
+                                  "triples": [[f"a{i}", "r", f"b{i}", 0.5], [f"a{i - 1}", "r", f"b{i - 1}", 0.7]]}
+                                 for i in range(1, 40, 2)])])
+    assert _anon_rows(db) == _oracle(db, Caller(), DAYS[0])
+    assert counts["computed"] == 1
+    with KnowledgeBase(db, default_rules=False) as kb:
+        with kb.store.transaction():
+            kb.store.conn.execute("DELETE FROM units WHERE id IN ('u03', 'u04', 'u10', 'u11', 'u12', 'u27')")
+            kb.store.add_units([(Unit("u045", acl=("x",)), 1), (Unit("u105"), 2), (Unit("u00a", acl=("y",)), 3)],
+                               source="w.jsonl")
+            kb.store.add_facts([(Fact("c", "r", "d", 0.9), "w.jsonl", 4, "u105"),
+                                (Fact("a6", "r", "b6", 0.8), "w.jsonl", 5, "u045")])
+    before = counts["computed"]
+    assert _rows(db, who, DAYS[0]) == _oracle(db, who, DAYS[0])
+    _scratch_matches_files(db, who, DAYS[0])
+    assert counts["computed"] == before and counts["derived"] >= 1

@@ -120,7 +120,6 @@ class Lanes:
         self._tokenizer = None
         self._bm25_views: _LRU = _LRU()
         self._graphs: _LRU = _LRU()
-        self._who: dict[str, tuple] = {}        # view fingerprint -> (caller, day) of one caller who has it
         self._ids_views: _LRU = _LRU()
         self._hdc = None
         self._matchers: _LRU = _LRU()
@@ -394,7 +393,6 @@ class Lanes:
     def caller_view(self, caller, day) -> CallerView:
         """The :class:`CallerView` of ``caller`` on ``day``."""
         view = self.access.view(caller, day)
-        self._who.setdefault(view.fingerprint, (caller, day))   # whose view it is (its file may be derived)
         return CallerView(view, self.graph(view), self.rules(view), self.visible_unit(view),
                           lambda: self.labels(view))
 
@@ -428,21 +426,20 @@ class Lanes:
                 return full
             if got is not None:
                 return _over(full, base, *got)
-            who = self._who.get(view.fingerprint)     # (caller, day) of a caller with this view, if known
-            derived = self._derive(view, who, stamp, base) if who is not None else None
+            derived = self._derive(view, stamp, base)
             if derived is not None:
                 orders = entry_orders(base.n_symbols, derived[1])
-                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, *derived, orders)
+                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, *derived, orders, view.mask)
                 return _over(full, base, *derived, orders)
         changes = self._changes(view)
         if base is not None:
             from ..store.graphdelta import compose
             if not changes:
-                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, None, None)
+                viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, None, None, None, view.mask)
                 return full
             header, arrays = compose(base, full.overlay, changes)
             orders = entry_orders(base.n_symbols, arrays)
-            viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, header, arrays, orders)
+            viewfile.save_view(self.kb.store.path, view.fingerprint, stamp, base, header, arrays, orders, view.mask)
             return _over(full, base, header, arrays, orders)
         if not changes:
             return full
@@ -452,15 +449,14 @@ class Lanes:
                    for f in full.facts() if drop.get(f.triple, f.confidence) is not None)
         return g
 
-    def _derive(self, view: View, who: tuple, stamp, base):
-        """The view's differences derived from its file of an earlier store state and the change log
-        (:func:`~thinkingdb.store.viewderive.derive`); None when they cannot be."""
+    def _derive(self, view: View, stamp, base):
+        """The view's differences derived from a view file of this or an earlier store state and the
+        change log (:func:`~thinkingdb.store.viewderive.derive`); None when they cannot be."""
         reader = getattr(self.state, "reader", None)
         if reader is None or reader.stamp is None:
             return None
         from ..store.viewderive import derive
-        return derive(self.kb.store.path, stamp, base, self.state.graph.overlay, self.access, view.mask, *who,
-                      reader.read)
+        return derive(self.kb.store.path, stamp, base, self.state.graph.overlay, self.access, view.mask, reader.read)
 
     def _stamp(self):
         """The store stamp of this generation (read again on a pinned connection when not recorded)."""

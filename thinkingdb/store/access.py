@@ -256,6 +256,12 @@ class AccessTable:
                 hi = mid
         return lo
 
+    def id_at(self, i: int) -> str:
+        """The id of the unit at row ``i`` (decoded alone when the ids are not)."""
+        if self._ids is not None or self.id_arrays is None:
+            return self.ids[i]
+        return self._id_bytes(i).decode("utf-8")
+
     def find(self, uid: str) -> int:
         """The row of unit ``uid``; -1 when the table has no such unit.
 

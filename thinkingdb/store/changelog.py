@@ -146,9 +146,12 @@ def _json(s: Stamp) -> str:
 
 
 def chain(conn, old: Stamp, new: Stamp, max_writes: int | None = None) -> Changes | None:
-    """What the writes from store state ``old`` to ``new`` changed, read on ``conn`` (which must see
-    ``new``); None unless every one of them is recorded, one after the other."""
+    """What the writes from store state ``old`` to ``new`` changed (nothing when they are the same
+    state), read on ``conn`` (which must see ``new``); None unless every one of them is recorded, one
+    after the other."""
     import sqlite3
+    if old == new:
+        return Changes(set(), {})
     if not (old.generation < new.generation <= old.generation + (KEEP if max_writes is None else max_writes)):
         return None
     try:

@@ -1,25 +1,26 @@
-"""A caller's view file derived from the view file of an earlier store state and the change log.
+"""A caller's view file derived from a view file of this or an earlier store state and the change log.
 
 After a small write the first question of a caller who may not see some units used to recompute the
 view's differences whole (one SQL statement over every hidden unit's provenance, then composing
-~318,000 entries: ~2.9 s on the store of ``benchmarks/serve.py``). :func:`derive` instead takes a view
-file of an earlier state that is provably the same caller's view, and recomputes only the triples the
-writes since could have changed (:mod:`thinkingdb.store.changelog`):
+~318,000 entries: ~2.9 s on the store of ``benchmarks/serve.py``); so did a caller whose view no file
+held yet (another caller, or the same one on another day). :func:`derive` instead takes a view file
+beside the store and recomputes only the triples that can differ between it and the view wanted:
 
-1. a view file beside the store whose base graph file is the current one (stamp and data checksum),
-   written at an earlier store state ``S0``;
+1. a view file over the current base graph file (stamp and data checksum), written at this or an
+   earlier store state ``S0``, with its mask over the units of ``S0`` (whose fingerprint it names);
 2. the change log covers every write from ``S0`` to now (:func:`~thinkingdb.store.changelog.chain`);
-3. the caller's mask at ``S0`` — the current mask with the changed units put back as they were at
-   ``S0`` (the log holds their earlier access columns), each judged by the same vectorized rule — has
-   the file's fingerprint: the file is this caller's view at ``S0``;
-4. every triple the writes touched, or that a changed unit asserts now, gets its confidence in the
-   view now, read from the store (the rule of :func:`~thinkingdb.store.viewfile.hidden_changes`);
-   any other triple has the same provenance, facts row and visible units as at ``S0``, so the same
-   confidence, which the old file holds;
-5. those confidences are composed over the old file's delta (:func:`~thinkingdb.store.graphdelta.compose`).
+3. the units that can be seen differently are those the writes changed and the unchanged ones whose
+   bit differs between the file's mask (each placed where it is now) and the mask wanted; the file
+   with the fewest of them, at most :data:`MAX_UNITS`, is used;
+4. every triple the writes touched, or that one of those units asserts now, gets its confidence in
+   the view now, read from the store (the rule of :func:`~thinkingdb.store.viewfile.hidden_changes`);
+   any other triple has the same provenance and facts row as at ``S0``, asserted by units seen alike
+   in both masks, so the same confidence, which the file holds;
+5. those confidences are composed over the file's delta (:func:`~thinkingdb.store.graphdelta.compose`).
 
-Anything else — no such file, a gap in the log, a file of another caller or of another base, a file
-failing its checks (:func:`~thinkingdb.store.viewfile.open_view`) — returns None: the caller recomputes.
+Anything else — no such file, a gap in the log, a file over another base, a mask that does not fit,
+a file failing its checks (:func:`~thinkingdb.store.viewfile.open_view`) — returns None: the caller
+recomputes.
 """
 
 from __future__ import annotations
@@ -28,44 +29,61 @@ import json
 
 from .graphfile import VIEW_FILES, Stamp, graph_path, map_container
 
-__all__ = ["derive", "view_confidences"]
+__all__ = ["MAX_UNITS", "derive", "view_confidences"]
 
 
-def derive(store_path: str, stamp: Stamp, base, current, access, mask, caller, day, read):
+MAX_UNITS = 1024    # units seen differently from a file's mask, at most, to derive from it (each costs ~0.3 ms: 13,000 took 3.5 s where recomputing the view takes 2 s)
+
+
+def derive(store_path: str, stamp: Stamp, base, current, access, mask, read, max_units: int | None = None):
     """``(header, arrays)`` of the differences, over ``base``, of the view ``mask`` (over
-    ``access.ids``) of ``caller`` on ``day`` at store state ``stamp``, derived from the view file of an
-    earlier state; None when none can be used. ``current``: the overlay of the store's write delta
-    (None: the base is the store); ``read(fn)``: ``fn(conn)`` in a read transaction at ``stamp``."""
+    ``access.ids``) at store state ``stamp``, derived from the view file — of any caller — of this or
+    an earlier state that differs from it in the fewest units; None when none can be used.
+    ``current``: the overlay of the store's write delta (None: the base is the store); ``read(fn)``:
+    ``fn(conn)`` in a read transaction at ``stamp``."""
+    import numpy as np
     from . import viewfile
     from .changelog import chain
     from .graphdelta import compose
     from .overlay import Overlay
-    for old, fingerprint in _candidates(store_path, stamp, base):
-        changes = read(lambda conn: chain(conn, old, stamp))
-        if changes is None or _old_fingerprint(access, mask, changes.units, caller, day) != fingerprint:
+    limit = MAX_UNITS if max_units is None else max_units
+    mask = np.asarray(mask, dtype=bool)
+    chains: dict = {}
+    options = []
+    for old, fingerprint, n_old, packed in _candidates(store_path, stamp, base):
+        if old not in chains:
+            chains[old] = read(lambda conn: chain(conn, old, stamp))
+        changes = chains[old]
+        if changes is None:
             continue
+        differ = _differing(access, mask, changes.units, packed, n_old, fingerprint)
+        if differ is not None and len(differ) <= limit:
+            options.append((len(differ), -old.generation, fingerprint, old, changes, differ))
+    options.sort(key=lambda o: o[:2])
+    for _, _, fingerprint, old, changes, differ in options:
         got = viewfile.open_view(store_path, fingerprint, old, base)
         if got is None:
             continue
         # a view that hid nothing at S0 was the full graph then, which differs from the full graph now
         # only in triples the log names
         prior = current if got is viewfile.SAME else Overlay(base, *got)
-        ids = sorted(changes.units)
 
-        def confidences(conn):
+        def confidences(conn, changes=changes, differ=differ):
             triples = set(changes.triples)
-            if ids:
+            if differ:
                 triples.update(conn.execute(
                     "SELECT DISTINCT f.subject, f.relation, f.object FROM provenance p JOIN facts f ON f.id = p.fact "
-                    "WHERE p.unit_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)))
+                    "WHERE p.unit_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(differ)),)))
             return view_confidences(conn, sorted(triples), access, mask)
         return compose(base, prior, read(confidences))
     return None
 
 
-def _candidates(store_path: str, stamp: Stamp, base) -> list[tuple[Stamp, str]]:
-    """``(stamp, fingerprint)`` of each view file over ``base`` written at an earlier store state, the
-    latest first (only its header is read here)."""
+def _candidates(store_path: str, stamp: Stamp, base) -> list[tuple]:
+    """``(stamp, fingerprint, units, packed mask)`` of each view file over ``base`` written at this or
+    an earlier store state (only its header and mask are read here; :func:`viewfile.open_view` checks
+    the rest before it is used)."""
+    import numpy as np
     from .viewfile import VIEW_FORMAT
     want_base = [base.stamp.generation, base.stamp.token, base.stamp.max_fact]
     out = []
@@ -74,38 +92,43 @@ def _candidates(store_path: str, stamp: Stamp, base) -> list[tuple[Stamp, str]]:
         got = map_container(f"{g}.view{i}", b"TDBVIEW\x00")
         if got is None:
             continue
-        header = got[0]
+        header, arrays, _ = got
         try:
             old = Stamp(*header["stamp"])
             if header.get("view_format") == VIEW_FORMAT and header.get("base") == want_base and \
-                    header.get("base_crc") == base.header.get("data_crc") and old.generation < stamp.generation and \
-                    int(header["fingerprint"], 16) % VIEW_FILES == i:
-                out.append((old, header["fingerprint"]))
+                    header.get("base_crc") == base.header.get("data_crc") and old.generation <= stamp.generation and \
+                    int(header["fingerprint"], 16) % VIEW_FILES == i and "mask" in arrays:
+                out.append((old, header["fingerprint"], int(header["units"]), np.array(arrays["mask"], dtype=np.uint8)))
         except (KeyError, TypeError, ValueError):
             continue
-    out.sort(key=lambda c: -c[0].generation)
     return out
 
 
-def _old_fingerprint(access, mask, units: dict, caller, day) -> str | None:
-    """The fingerprint of ``caller``'s mask on ``day`` at the earlier state: the current mask without
-    the units ``units`` names, with those that existed then put back as they were (``units``: id ->
-    earlier access columns, None: it did not exist)."""
+def _differing(access, mask, units: dict, packed, n_old: int, fingerprint: str) -> set | None:
+    """The units whose view may differ between a file's mask (``packed``, over the ``n_old`` units of
+    its state) and ``mask`` (over ``access``'s units now): those the writes since changed (``units``:
+    id -> earlier access columns, None: it did not exist) and those seen in one mask and not the
+    other. None when the file's mask does not fit (its length, or its fingerprint)."""
     import numpy as np
-    from .access import AccessTable, _fingerprint
-    mask = np.asarray(mask, dtype=bool)
-    drop = [i for u in units if (i := access.find(u)) >= 0]
-    then = sorted((u, *cols) for u, cols in units.items() if cols is not None)
-    keep = np.ones(len(mask), dtype=bool)
-    keep[drop] = False
-    dropped = np.sort(np.asarray(drop, dtype=np.int64))
-    # each earlier unit's position among the kept ones: its place among the ids less the dropped before it
-    at = [(p := access.position(row[0])) - int(np.searchsorted(dropped, p)) for row in then]
-    seen = AccessTable.from_rows(then).view(caller, day).mask if then else np.zeros(0, dtype=bool)
-    old = np.insert(mask[keep], np.asarray(at, dtype=np.int64), np.asarray(seen, dtype=bool))
-    if not len(old):
+    from .access import _fingerprint
+    n = len(mask)
+    if len(packed) != (n_old + 7) // 8 or _fingerprint(np.asarray(packed, dtype=np.uint8).tobytes(), n_old) != fingerprint:
         return None
-    return _fingerprint(np.packbits(old).tobytes(), len(old))
+    now = np.array(sorted(i for u in units if (i := access.find(u)) >= 0), dtype=np.int64)
+    then = [u for u, cols in units.items() if cols is not None]
+    here = np.sort(np.array([i for u in then if (i := access.find(u)) >= 0], dtype=np.int64))
+    gone = np.sort(np.array([access.position(u) for u in then if access.find(u) < 0], dtype=np.int64))
+    if n - len(now) + len(then) != n_old:
+        return None
+    keep = np.ones(n, dtype=bool)
+    keep[now] = False
+    kept = np.flatnonzero(keep)
+    # a kept unit's place then: its place now, less the changed units before it now, plus those before it then
+    old_at = kept - np.searchsorted(now, kept, "left") + np.searchsorted(here, kept, "left") + \
+        np.searchsorted(gone, kept, "right")
+    before = np.unpackbits(np.asarray(packed, dtype=np.uint8), count=n_old).astype(bool)
+    differ = kept[before[old_at] != mask[kept]]
+    return set(units) | {access.id_at(i) for i in differ.tolist()}
 
 
 def view_confidences(conn, triples: list[tuple], access, mask) -> list[tuple]:

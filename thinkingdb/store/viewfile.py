@@ -39,7 +39,7 @@ __all__ = ["VIEW_FILES", "VIEW_MAGIC", "ACCESS_MAGIC", "view_path", "access_path
 
 VIEW_MAGIC = b"TDBVIEW\x00"
 ACCESS_MAGIC = b"TDBACCES"
-VIEW_FORMAT = 1
+VIEW_FORMAT = 2           # 2: the view's mask over the units is kept too (store/viewderive.py)
 SAME = "same"              # open_view's answer for a view that hides no fact of the graph
 
 
@@ -120,15 +120,21 @@ _NAMES = ("new_sym_off", "new_sym_blob", "new_sym_ins", "removed_syms", "e_s", "
 
 
 def save_view(store_path: str, fingerprint: str, stamp: Stamp, base: GraphArrays, header: dict | None,
-              arrays: dict | None, orders: dict | None = None) -> bool:
+              arrays: dict | None, orders: dict | None = None, mask=None) -> bool:
     """Write the differences of a view (``header`` None: it hides nothing) with the entries' order per
-    direction (``Overlay.orders``); False when the file cannot be written (the caller keeps them in memory)."""
+    direction (``Overlay.orders``) and the view's mask over the units (``mask``: a bool per unit, kept
+    packed, so a later state's view of any caller may be derived from it: store/viewderive.py); False
+    when the file cannot be written (the caller keeps them in memory)."""
+    import numpy as np
     head = {"format": 1, **_key(fingerprint, stamp, base)}
     if header is None:
-        import numpy as np
         head["same"], arrays = True, {"none": np.zeros(0, dtype=np.uint8)}
     else:
         arrays = {**arrays, "out_order": orders["out"], "in_order": orders["in"]}
+    if mask is not None:
+        arrays["mask"] = np.packbits(np.asarray(mask, dtype=bool))
+        head["units"] = len(mask)
+    if header is not None:
         head.update(same=False, new_relations=list(header["new_relations"]),
                     removed_relations=[int(e) for e in header["removed_relations"]])
     try:
