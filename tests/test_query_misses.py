@@ -4,13 +4,21 @@ goal-directed evaluation every one of these questions came back empty (or short)
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from thinkingdb.engine.graph import FactGraph
-from thinkingdb.engine.query import evaluate, why
+from thinkingdb.engine.proofs import Proof
+from thinkingdb.engine.query import _combine, evaluate, noisy_or, why
 from thinkingdb.engine.rules import compile_declarations
 from thinkingdb.language import compile_source, parse_query
-from thinkingdb.model import Limits, Triple
+from thinkingdb.model import Limits, PathRel, Query, QueryPattern, Triple, Var
+
+from strategies import SYMBOLS, facts, rule_sets
 
 
 def program(src: str):
@@ -82,6 +90,57 @@ def test_the_transitive_fast_path_runs_under_a_derived_bound():
     assert full.stats.engine == "transitive" and full.truncated is None
     cut = closure(g, rules, limits=Limits(max_derived=2))           # over the bound: the semi-naive engine cuts
     assert cut.truncated == "derived" and len(cut.derived) == 2
+
+
+def test_noisy_or_takes_a_conjunctions_strongest_combinations_however_many_patterns():
+    # a p b0 is derived four ways at 0.9 (through m0..m3), a p b1..b3 once at 0.9 (through m0) and
+    # three times at 0.1. With k = 4 the four strongest combinations of `a p b0, a p b1, a p b2, a p b3`
+    # are b0's four proofs with the others' best: 0.9^4 each, 1 - (1 - 0.9^4)^4. The combinations were
+    # read in product order and cut at 10 k^2 = 160 of the 256: the fourth (b0's last proof, 192nd)
+    # was never seen and one at 0.9^3 × 0.1 took its place
+    src = "".join(f"a q m{j}. " for j in range(4)) + "".join(
+        f"m{j} q b{i} @{0.9 if i == 0 or j == 0 else 0.1}. " for i in range(4) for j in range(4))
+    src += "rule p: ?x q ?y, ?y q ?z => ?x p ?z."
+    g, rules = program(src)
+    q = parse_query("? a p b0, a p b1, a p b2, a p b3.")
+    (ans,) = evaluate(q, g, rules, aggregate="noisy-or", k=4).answers
+    assert ans.score == pytest.approx(1 - (1 - 0.9 ** 4) ** 4, abs=1e-12)
+    assert [round(p.score, 12) for p in ans.proof] == [round(0.9 ** 4, 12)] * 4
+
+
+@settings(max_examples=80, deadline=None)
+@given(facts(relations=("r", "s", "t"), max_size=12), rule_sets(max_rules=3),
+       st.lists(st.builds(QueryPattern, st.sampled_from((Var("x"), Var("y")) + SYMBOLS[:3]),
+                          st.builds(PathRel, st.sampled_from(("r", "s", "t"))),
+                          st.sampled_from((Var("x"), Var("y")) + SYMBOLS[:3])), min_size=1, max_size=4),
+       st.integers(1, 5))
+def test_noisy_or_of_a_conjunction_is_its_k_best_combinations(fs, rules, patterns, k):
+    # oracle: each pattern bound by the answer, asked alone (its k strongest proofs), every combination
+    # of one proof per pattern by brute force, the k best products, 1 - prod(1 - s)
+    g = FactGraph(fs)
+    res = evaluate(Query(tuple(patterns)), g, rules, aggregate="noisy-or", k=k)
+    for ans in res.answers:
+        per = []
+        for pat in patterns:
+            s, o = (ans.bindings[t.name] if isinstance(t, Var) else t for t in (pat.subject, pat.object))
+            (one,) = evaluate(Query((QueryPattern(s, pat.path, o),)), g, rules, aggregate="noisy-or", k=k).answers
+            per.append([p.score for p in one.proof])
+        best = sorted((math.prod(c) for c in itertools.product(*per)), reverse=True)[:k]
+        assert ans.score == pytest.approx(noisy_or(best), abs=1e-12)
+        assert sorted(p.score for p in ans.proof) == pytest.approx(sorted(best), abs=1e-12)
+
+
+@given(st.lists(st.lists(st.sampled_from((1.0, 0.9, 0.5, 0.3, 0.1)), min_size=1, max_size=5), min_size=1, max_size=5),
+       st.integers(1, 6))
+def test_the_k_best_combinations_of_proof_lists(scores, k):
+    # the combination step alone, against every combination sorted (stable: equal products keep the
+    # lists' order): the same k products and the same proofs, in the same order
+    lists = [[Proof.asserted(Triple(f"p{i}", "r", f"o{j}"), c) for j, c in enumerate(cs)] for i, cs in enumerate(scores)]
+    got = _combine([lambda ps=ps: ps for ps in lists], k)
+    want = sorted(itertools.product(*lists), key=lambda c: -math.prod(p.score for p in c))[:k]
+    assert [[p.conclusion for p in c.premises] if len(lists) > 1 else [c.conclusion] for c in got] == \
+        [[p.conclusion for p in c] for c in want]
+    assert [c.score for c in got] == pytest.approx([math.prod(p.score for p in c) for c in want], abs=1e-15)
 
 
 def test_noisy_or_takes_the_strongest_proofs_an_asserted_fact_among_them():

@@ -20,7 +20,6 @@ patterns' scores. ``aggregate="noisy-or"`` combines up to ``k`` distinct proofs 
 
 from __future__ import annotations
 
-import itertools
 import time
 
 from .answers import Answer, _conjoin, _proofs_builder, pattern_order as _order
@@ -303,16 +302,35 @@ def _reversed(steps):
 
 
 def _combine(builders, k: int) -> list[Proof]:
-    """Up to ``k`` distinct proofs of a conjunction: the best combinations of its patterns' proofs."""
+    """Up to ``k`` distinct proofs of a conjunction: its ``k`` best combinations of one proof per
+    pattern (highest product first; equal products in the order of the patterns' lists), found best
+    first: a combination leaves a heap only when none left is better, and brings in its successors
+    (one pattern's next proof by score), so about ``k`` times the patterns are made, not the product."""
+    import heapq
     lists = [b() for b in builders]
-    combos = []
-    for choice in itertools.islice(itertools.product(*lists), 10 * k * k):
+    order = [sorted(range(len(ps)), key=lambda j, ps=ps: -ps[j].score) for ps in lists]   # (stable)
+    if any(not ps for ps in lists):
+        return []
+
+    def entry(pos: tuple) -> tuple:
+        choice = tuple(ps[o[p]] for ps, o, p in zip(lists, order, pos))
         score = 1.0
         for p in choice:
             score *= p.score
-        combos.append((score, choice))
-    combos.sort(key=lambda c: -c[0])
-    return [_conjoin(list(choice), score) for score, choice in combos[:k]]
+        return -score, tuple(o[p] for o, p in zip(order, pos)), pos, choice
+
+    start = (0,) * len(lists)
+    heap, seen, out = [entry(start)], {start}, []
+    while heap and len(out) < k:
+        neg, _, pos, choice = heapq.heappop(heap)
+        out.append(_conjoin(list(choice), -neg))
+        for i, p in enumerate(pos):
+            if p + 1 < len(lists[i]):
+                nxt = pos[:i] + (p + 1,) + pos[i + 1:]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    heapq.heappush(heap, entry(nxt))
+    return out
 
 
 def why(triple: Triple, g: FactGraph, rules: Iterable[Rule] = (), *, limits: Limits = Limits(),
