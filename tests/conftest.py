@@ -14,7 +14,25 @@ settings.register_profile(
 )
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=60, derandomize=True)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
+# hunting latent disagreements (issue 20): ten times every test's examples, its own @settings included
+# (a profile alone cannot raise those); run with different --hypothesis-seed values
+settings.register_profile("hunt", parent=settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+HUNT = 10
+
+
+def pytest_collection_modifyitems(items):
+    """Under the ``hunt`` profile, each hypothesis test runs ``HUNT`` times its own max_examples."""
+    current = getattr(settings, "get_current_profile_name", lambda: settings._current_profile)()
+    if current != "hunt":   # (HYPOTHESIS_PROFILE=hunt or --hypothesis-profile=hunt)
+        return
+    done = set()
+    for item in items:
+        fn = getattr(item, "obj", None)
+        own = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if own is not None and id(fn) not in done:
+            done.add(id(fn))
+            fn._hypothesis_internal_use_settings = settings(own, max_examples=own.max_examples * HUNT)
 
 
 @pytest.fixture(autouse=True, scope="session")
