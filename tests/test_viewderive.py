@@ -446,12 +446,15 @@ def test_two_dimensional_positions_agree_with_the_packed_key(tmp_path, monkeypat
             _scratch_matches_files(world.db, caller, DAYS[0])
 
 
+@pytest.mark.parametrize("table", [False, True])
 @pytest.mark.parametrize("who", [Caller(), Caller(tags=("x",))])
-def test_units_removed_and_added_between_units_seen_differently(tmp_path, counts, who):
+def test_units_removed_and_added_between_units_seen_differently(tmp_path, counts, monkeypatch, who, table):
     """Units alternately public and restricted, each asserting its own fact; a write removes some
     (their provenance stays: facts of units the store no longer holds) and adds others in between.
     The view after it is derived from the anonymous caller's file, each unit's bit taken from the
     right place of the earlier mask."""
+    if table:                                  # unit rows from the decoded ids, not a search each
+        monkeypatch.setattr(viewderive, "ROW_TABLE_TRIPLES", 0)
     db = str(tmp_path / "kb.sqlite")
     units = [{"id": f"u{i:02d}", **({"acl": ["x"]} if i % 2 else {}), "triples": [[f"a{i}", "r", f"b{i}", 0.5]]}
              for i in range(0, 40, 2)]
