@@ -1,4 +1,4 @@
-"""The pure-Python one-round join's grouped path (engine/oneround.py ``_fill_grouped``): over whole
+"""The pure-Python one-round join's grouped path (engine/grouped.py ``_fill_grouped``): over whole
 relations, with one rule per head relation whose walked premise has a head variable as its subject,
 each walked subject's best derivations are one dict of the winning ``?y``; when each premise relation
 holds one confidence the lowest ``?y`` rank alone decides, with no work per candidate.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from test_closure_nonrecursive import generic, snapshot
-from thinkingdb.engine import oneround
+from thinkingdb.engine import grouped, oneround
 from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.model import Atom, Fact, Limits, Rule, Triple, Var
@@ -72,7 +72,7 @@ def two_paths(g: FactGraph, rules) -> int:
 def test_the_grouped_join_equals_the_reference_engine(case):
     fs, rules = case
     g = FactGraph(fs)
-    with small_on(), mock.patch.object(oneround, "_grouped", wraps=oneround._grouped) as spy:
+    with small_on(), mock.patch.object(grouped, "_grouped", wraps=grouped._grouped) as spy:
         fast = closure(g, rules)
     assert fast.stats.engine == "one-round-python" and spy.call_count == len(rules)
     with generic():
