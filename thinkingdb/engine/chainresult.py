@@ -119,13 +119,16 @@ class ChainResult(FactView):
     def step_proof(self, key, limit: int):
         """The step fact's proof as it stood after round ``limit``: memoised by the version it is
         (the answers' chains share their first steps, and noisy-or builds every answer's proofs)."""
-        d = next(v[0] for v in reversed(self.versions(key)) if v[0] <= limit)
-        got = self._proofs.get((key, d))
+        got = self._proofs.get((key, limit))   # (key, n): the proof as it stood after round n
         if got is None:
-            from .proofs import Proof
-            c = self.inner.asserted(key)
-            got = Proof.asserted(self.ids.triple(key), c) if c is not None else self.inner._build(key, d)
-            self._proofs[(key, d)] = got
+            d = next(v[0] for v in reversed(self.versions(key)) if v[0] <= limit)
+            got = self._proofs.get((key, d))
+            if got is None:
+                from .proofs import Proof
+                c = self.inner.asserted(key)
+                got = Proof.asserted(self.ids.triple(key), c) if c is not None else self.inner._build(key, d)
+                self._proofs[(key, d)] = got
+            self._proofs[(key, limit)] = got
         return got
 
     # -- the searches ---------------------------------------------------------------------------
