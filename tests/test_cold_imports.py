@@ -145,6 +145,19 @@ def test_the_go_worker_s_question_loads_no_stratifier_nor_unicode_tables(curies)
     assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED_ANY] == []
 
 
+def test_without_site_a_question_loads_no_urllib(curies):
+    """In this venv the interpreter's start (an editable install's finder) loads urllib.parse, re and the
+    rest before any question; without site (``-S``) what the question itself loads shows: not urllib.parse
+    and ipaddress (a store's file URI is quoted by hand)."""
+    path, d = curies
+    out = subprocess.run([sys.executable, "-S", "-c", _SCRIPT, "declared", path, d + "/declared.tdb", "? GO:1 is_a ?x."],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["found"][0] == ["GO:2", "GO:3"]
+    assert [m for m in got["new"] if m.split(".")[0] in ("urllib", "ipaddress")] == []
+
+
 def test_the_deferred_modules_load_when_needed(curies):
     """The same check sees them: a rule with ``not`` is stratified, a non-ASCII name is NFKC-normalized."""
     path, d = curies

@@ -8,6 +8,7 @@ import os
 import sqlite3
 
 import pytest
+from hypothesis import given, settings, strategies
 
 import thinkingdb.store.sqlite as store_sqlite
 from thinkingdb.errors import StoreError
@@ -120,3 +121,31 @@ def test_a_store_in_rollback_journal_mode_is_made_wal_when_written(current, read
         assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == want
         assert [str(f.triple) for f in st.facts()] == ["a r b"]
     assert os.path.exists(current)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(strategies.text())
+def test_the_file_url_is_urllib_s(path):
+    """What urllib.parse.quote (pathname2url on POSIX) gives, without importing urllib: the same text, or
+    the same UnicodeEncodeError for a lone surrogate."""
+    from urllib.parse import quote
+    try:
+        want = quote(path)
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            store_sqlite._file_url(path)
+        return
+    assert store_sqlite._file_url(path) == want
+
+
+def test_a_store_whose_path_needs_quoting_opens(tmp_path):
+    """Characters a URI reserves (``?``, ``#``, ``%``, a space) and non-ASCII ones in the store's path."""
+    folder = tmp_path / "a b?#%é"
+    folder.mkdir()
+    path = str(folder / "kb 1.sqlite")
+    with Store(path) as st:
+        with st.transaction():
+            st.add_facts([(Fact("a", "r", "b", 1.0), "doc.tdb", 1, None)])
+    with Store(path, readonly=True) as st:
+        assert [str(f.triple) for f in st.facts()] == ["a r b"]
+    assert sorted(os.listdir(folder))[0] == "kb 1.sqlite"

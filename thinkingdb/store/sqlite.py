@@ -212,14 +212,24 @@ def rule_from_json(name: str, body: str) -> Rule:
                 tuple(Constraint(op, _decode_expr(lt), _decode_expr(rt)) for op, lt, rt in d.get("constraints", ())))
 
 
+_URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
 def _file_url(path: str) -> str:
     """The path part of a ``file:`` URI: :func:`urllib.request.pathname2url`, which on POSIX is
-    ``urllib.parse.quote`` (importing urllib.request would load http, email and ssl on every open)."""
+    ``urllib.parse.quote(path)`` — the characters of :data:`_URL_SAFE` kept, every other one as the
+    ``%XX`` of its UTF-8 bytes — written out here: importing urllib.parse (which loads ipaddress) would
+    cost every cold question ~2 ms where the interpreter's start has not loaded it already.
+
+    >>> _file_url("/tmp/kb.sqlite"), _file_url("/tmp/a b/é?#.sqlite")
+    ('/tmp/kb.sqlite', '/tmp/a%20b/%C3%A9%3F%23.sqlite')
+    """
     if os.name == "nt":   # pragma: no cover - drive letters and backslashes
         from urllib.request import pathname2url
         return pathname2url(path)
-    from urllib.parse import quote
-    return quote(path)
+    if _URL_SAFE.issuperset(path):
+        return path
+    return "".join(c if c in _URL_SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in path)
 
 
 class StoreCreatedElsewhere(StoreError):
