@@ -367,22 +367,31 @@ def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path):
     service = Service(db, poll_seconds=0.0)
     lengths, errors = [], []
     stop = threading.Event()
+    answered = threading.Semaphore(0)   # one release per reader, after its first answer
     with TestClient(create_app(service)) as client:
         def chain(n: int) -> str:
             return "".join(f"c{i} link c{i + 1}.\n" for i in range(n))
 
         def read():
+            first = True
             while not stop.is_set():
                 r = call(client, "post", "/query", {"query": "? c0 link+ ?x"}, tokens["public"])
                 if r.status_code != 200:
                     errors.append(r.text)
                 else:
                     lengths.append(len(r.json()["answers"]))
+                if first:
+                    first = False
+                    answered.release()
 
         readers = [threading.Thread(target=read) for _ in range(4)]
         for t in readers:
             t.start()
         try:
+            # the writes start once every reader has been served: a snapshot that has served no
+            # question has no prepared view to derive the next one from, and is read whole instead
+            for _ in readers:
+                assert answered.acquire(timeout=60), "a reader was never served"
             for n in (3, 7, 12, 20):
                 r = call(client, "post", "/ingest", {"files": [{"name": "chain.tdb", "text": chain(n)}]}, tokens["writer"])
                 assert r.status_code == 200, r.text
