@@ -33,10 +33,11 @@ NO_HELP = ("shutil", "bz2", "lzma")   # what argparse's own formatter imports to
 # Unicode's tables (NFKC of ASCII text is the text itself); nor does any question need typing (~3 ms:
 # annotations are strings, and the modules test a TYPE_CHECKING = False of their own)
 NOT_NEEDED = ("thinkingdb.stratify", "unicodedata", "typing")
-# nor the sqlite3 package (its wrapper of _sqlite3 imports datetime for date adapters no store uses); and
+# nor the sqlite3 package (its wrapper of _sqlite3 imports datetime for date adapters no store uses), nor
+# json (the graph file's header is read by json's C scanner) nor datetime (a store without units); and
 # `import thinkingdb.api` alone loads no json (rules, units, indexes and exports import it), no datetime
 # (access dates) and no grammar.safety (a rule's variables: a question has no rule to check)
-NOT_NEEDED_ANY = NOT_NEEDED + ("sqlite3",)
+NOT_NEEDED_ANY = NOT_NEEDED + ("sqlite3", "json", "datetime")
 NOT_BY_IMPORT = NOT_NEEDED_ANY + ("json", "datetime", "grammar.safety")
 
 _SCRIPT = """

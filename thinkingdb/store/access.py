@@ -26,10 +26,9 @@ A caller that names nothing (``Caller()``) sees public units only. There is no "
 
 from __future__ import annotations
 
-import datetime as _dt
-
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # (datetime is imported where a date is made: a store without units needs none, ~1.5 ms cold)
+    import datetime as _dt
     from typing import Any, Callable, Iterable, Sequence
     import numpy as np
 
@@ -104,6 +103,7 @@ def parse_date(value: str | _dt.date | None) -> _dt.date:
     ...
     thinkingdb.errors.ValidationError: as-of date must be YYYY-MM-DD, got '27/05/2026'
     """
+    import datetime as _dt
     if value is None:
         return _dt.date.today()
     if isinstance(value, _dt.datetime):
@@ -436,7 +436,7 @@ def public_view(state, store) -> CallerView:
         if not got:
             got.append(visible_labels(store.labels(), state.graph))
         return got[0]
-    return CallerView(AccessTable(()).view(Caller(), _dt.date.min), state.graph, state.rules_for(_nothing), _nothing,
+    return CallerView(AccessTable(()).view(Caller(), None), state.graph, state.rules_for(_nothing), _nothing,
                       labels)
 
 
