@@ -63,9 +63,12 @@ elif kind in ("declared", "ruled", "unicode"):   # scale.py's GO worker: the rul
     kb = KnowledgeBase(db, readonly=False)
     kb.add_rules_file(sys.argv[3])
     found = sorted(a.bindings["x"] for a in kb.query(sys.argv[4]).answers)
-    import thinkingdb.arith, thinkingdb.normalize
-    # no comparison: number()'s patterns never compiled; every name a key or a CURIE: nor the fold's
-    found = [found, thinkingdb.arith._NUMBER is None, thinkingdb.normalize._FOLDS is None]
+    import thinkingdb.arith, thinkingdb.normalize, thinkingdb.store.columns
+    # no comparison: number()'s patterns never compiled; every name a key or a CURIE: nor the fold's; nor
+    # the IRI pattern (str methods check it), nor a 512 KiB block of ones for a relation under 65,536 facts
+    import thinkingdb.engine.smallsource as small
+    found = [found, thinkingdb.arith._NUMBER is None, thinkingdb.normalize._FOLDS is None,
+             "_IRI" not in vars(thinkingdb.normalize), small._ONES == b"", "_DTYPE" not in vars(thinkingdb.store.columns)]
 else:
     from thinkingdb.cli import main
     out = io.StringIO()
@@ -141,7 +144,7 @@ def test_the_go_worker_s_question_loads_no_stratifier_nor_unicode_tables(curies)
     """benchmarks/scale.py on GO: the default rules plus ``relation is_a transitive.``, a CURIE asked."""
     path, d = curies
     got = fresh("declared", path, d + "/declared.tdb", "? GO:1 is_a ?x.")
-    assert got["found"] == [["GO:2", "GO:3"], True, True]   # GO:1 is_a GO:2 is_a GO:3, closed by the declaration
+    assert got["found"] == [["GO:2", "GO:3"], True, True, True, True, True]   # GO:1 is_a GO:2 is_a GO:3, closed
     assert "thinkingdb.engine.closure" in got["all"]
     assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED_ANY] == []
 
@@ -165,7 +168,7 @@ def test_the_deferred_modules_load_when_needed(curies):
     got = fresh("ruled", path, d + "/ruled.tdb", "? GO:1 above ?x.")
     assert got["found"][0] == ["GO:2"] and "thinkingdb.stratify" in got["all"]
     got = fresh("unicode", path, d + "/declared.tdb", "? \uff45 is_a ?x.")   # a fullwidth e: NFKC gives e
-    assert got["found"] == [["GO:1", "GO:2", "GO:3"], True, False] and "unicodedata" in got["all"]
+    assert got["found"] == [["GO:1", "GO:2", "GO:3"], True, False, True, True, True] and "unicodedata" in got["all"]
 
 
 def test_the_command_line_builds_only_the_question_s_command(store):
@@ -209,3 +212,33 @@ def test_the_help_width_is_shutil_s(monkeypatch, columns):
         monkeypatch.setenv("COLUMNS", columns)
     assert terminal_columns() == shutil.get_terminal_size().columns
     assert HelpFormatter("p")._width == __import__("argparse").HelpFormatter("p")._width
+
+
+def test_the_hand_checks_are_the_patterns():
+    """normalize's IRI check and columns' dtype check, written with str methods (no regex compiled by a
+    question), against the patterns they replace, on generated texts and every code point in each place."""
+    import re
+    from hypothesis import given, settings, strategies as st
+    from thinkingdb import normalize
+    from thinkingdb.store.columns import itemsize
+    iri, dtype = re.compile(normalize._IRI_SOURCE), re.compile(r"[<>|][iufb]([1248])")
+    assert normalize._IRI.pattern == normalize._IRI_SOURCE   # the RDF reader's compiled pattern, on first use
+    for c in map(chr, range(0, 0x3100)):
+        for t in (c, "a:" + c, c + ":x", "a" + c + ":x", "a:x" + c):
+            assert normalize._is_iri(t) == bool(iri.fullmatch(t)), repr(t)
+    near = st.text(st.sampled_from("aZ09+.-: \t\u00a0\u2028\x85<>\"{}|^`\\\u00e9/_\x00\x1c"), max_size=8)
+
+    @settings(max_examples=3000, deadline=None)
+    @given(st.one_of(near, st.text(max_size=12)))
+    def same_iri(t):
+        assert normalize._is_iri(t) == bool(iri.fullmatch(t))
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.text(st.sampled_from("<>|iufbU1248x\n"), max_size=5))
+    def same_dtype(t):
+        m = dtype.fullmatch(t)
+        assert itemsize(t) == (None if m is None else int(m.group(1)))
+
+    same_iri()
+    same_dtype()
+    assert (itemsize("<i4"), itemsize("|b1"), itemsize("<i4\n"), itemsize(None)) == (4, 1, None, None)

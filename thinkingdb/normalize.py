@@ -16,7 +16,6 @@ language exactly (``"New York"`` and ``"new york"`` are two symbols; bare ``New-
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from .errors import ValidationError
@@ -30,8 +29,11 @@ _QUOTES = "\"'“”‘’«»`"
 # after the fold, quotes can reach an edge ('-"0' -> '_"0'): strip them with the underscores, so that
 # a key is its own key
 _EDGES = _QUOTES + "_"
-# a scheme or prefix, a colon and no space or IRI-forbidden character: an IRI or a CURIE
-_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+")
+# a scheme or prefix, a colon and no space or IRI-forbidden character: an IRI or a CURIE (_IRI's pattern,
+# checked by :func:`_is_iri` with str methods: a question compiles no regex to read ``GO:0006915``)
+_IRI_SOURCE = r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+"
+_SCHEME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_NOT_IN_IRI = frozenset('<>"{}|^`\\')
 SYMBOL_MODES = ("iris", "folded", "quoted")
 """``iris``: IRIs and CURIEs are kept exactly (the default); ``folded``: every name is folded;
 ``quoted``: IRIs, CURIEs and quoted symbols are kept exactly."""
@@ -46,7 +48,29 @@ def exact_name(text: str) -> str | None:
     t = text.strip().strip(_QUOTES).strip()
     if t[:1] == "<" and t[-1:] == ">":
         t = t[1:-1].strip()
-    return t if _IRI.fullmatch(t) else None
+    return t if _is_iri(t) else None
+
+
+def _is_iri(t: str) -> bool:
+    """``_IRI.fullmatch(t)`` without a regex: a scheme (an ASCII letter, then ASCII letters, digits, ``+``,
+    ``.``, ``-``), a colon and at least one character that is no white space (``str.isspace``, as ``\\s``)
+    nor ``<>"{}|^`\\``.
+
+    >>> _is_iri("GO:0000001"), _is_iri("http://x.org/a b"), _is_iri("1a:b"), _is_iri("a:"), _is_iri("new york")
+    (True, False, False, False, False)
+    """
+    scheme, colon, rest = t.partition(":")
+    return bool(colon and scheme[:1].isalpha() and scheme.isascii() and _SCHEME.issuperset(scheme)
+                and rest.split() == [rest] and _NOT_IN_IRI.isdisjoint(rest))
+
+
+def __getattr__(name: str):
+    """``_IRI``, the compiled pattern (the RDF reader's), compiled on first use."""
+    if name == "_IRI":
+        import re
+        globals()["_IRI"] = pattern = re.compile(_IRI_SOURCE)
+        return pattern
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _nfkc(text: str) -> str:
@@ -75,6 +99,7 @@ def _is_key(text: str) -> bool:
 def _folds() -> tuple:
     global _FOLDS
     if _FOLDS is None:
+        import re
         _FOLDS = tuple(re.compile(p) for p in _FOLD_SOURCES)
     return _FOLDS
 

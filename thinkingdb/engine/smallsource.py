@@ -159,7 +159,7 @@ def _ones(g, r: int) -> bool | None:
         lo, hi = int(ptr[0]), int(ptr[-1])   # this relation's run of the file's confidences, compared at C speed
         for i in range(lo, hi, _BLOCK):      # a block at a time: a copy of 8 bytes a fact, not of the run
             j = min(hi, i + _BLOCK)
-            if bytes(conf[i:j]) != (_ONES if j - i == _BLOCK else _ONE * (j - i)):
+            if bytes(conf[i:j]) != (_ones_block() if j - i == _BLOCK else _ONE * (j - i)):
                 return False
         return True
     return all(c == 1.0 for row in ix.values() for c in row.values())
@@ -168,7 +168,14 @@ def _ones(g, r: int) -> bool | None:
 _UNSET = object()
 _ONE = 0x3FF0000000000000.to_bytes(8, sys.byteorder)   # 1.0 as a float64 in this machine's byte order
 _BLOCK = 1 << 16                                         # confidences compared at a time (512 KiB)
-_ONES = _ONE * _BLOCK
+_ONES = b""   # _ONE * _BLOCK, made by the first relation with a whole block (512 KiB: not at import)
+
+
+def _ones_block() -> bytes:
+    global _ONES
+    if len(_ONES) != _BLOCK * 8:
+        _ONES = _ONE * _BLOCK
+    return _ONES
 
 
 class _Small(WalkProof):
