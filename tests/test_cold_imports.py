@@ -33,6 +33,9 @@ NO_HELP = ("shutil", "bz2", "lzma")   # what argparse's own formatter imports to
 # Unicode's tables (NFKC of ASCII text is the text itself); nor does any question need typing (~3 ms:
 # annotations are strings, and the modules test a TYPE_CHECKING = False of their own)
 NOT_NEEDED = ("thinkingdb.stratify", "unicodedata", "typing")
+# nor, when no rule has one premise (the GO worker's: a transitive declaration's two), the layer rules'
+# splitter (engine/layer.py)
+NO_LAYER = ("thinkingdb.engine.layer",)
 # nor the sqlite3 package (its wrapper of _sqlite3 imports datetime for date adapters no store uses), nor
 # json (the graph file's header is read by json's C scanner) nor datetime (a store without units); and
 # `import thinkingdb.api` alone loads no json (rules, units, indexes and exports import it), no datetime
@@ -146,7 +149,7 @@ def test_the_go_worker_s_question_loads_no_stratifier_nor_unicode_tables(curies)
     got = fresh("declared", path, d + "/declared.tdb", "? GO:1 is_a ?x.")
     assert got["found"] == [["GO:2", "GO:3"], True, True, True, True, True]   # GO:1 is_a GO:2 is_a GO:3, closed
     assert "thinkingdb.engine.closure" in got["all"]
-    assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED_ANY] == []
+    assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED_ANY or m in NO_LAYER] == []
 
 
 def test_without_site_a_question_loads_no_urllib(curies):

@@ -350,8 +350,10 @@ def _fast_plan(g, rules, limits, alternatives, scope=None):
     except on small inputs (those run as before: the reference engine first, without numpy) and under
     a node scope (a layer reads its premises' rows whole, asserted facts outside the scope included) —
     else None. The goal-directed path decides the same way (``layers=``), so both build the same proofs."""
-    from .layer import split  # noqa: PLC0415
-    base, layered = split(rules)
+    base, layered = rules, {}
+    if any(len(r.premises) == 1 and not r.negated and not r.constraints for r in rules):   # a layer rule's shape
+        from .layer import split  # noqa: PLC0415 (not loaded for rules of two or more premises: issue 20)
+        base, layered = split(rules)
     if layered and (_small(g) or scope is not None):
         base, layered = rules, {}
     plan = fast_path_plan(base, limits, alternatives)
