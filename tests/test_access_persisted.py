@@ -40,6 +40,26 @@ EXPECTED = {
 }
 
 
+def random_unit(rng: random.Random, uid: str, syms: list[str], topics: list[str], max_triples: int,
+                acl_p: float) -> dict:
+    """A unit dictionary for the random-write tests (here and tests/test_viewderive.py): a topic, up to
+    ``max_triples`` triples over ``syms``, acl tags with probability ``acl_p``, sometimes a region and
+    an expired or not-yet-effective date."""
+    u = {"id": uid, "topic": rng.choice(topics),
+         "triples": [[rng.choice(syms), rng.choice(("r", "t")), rng.choice(syms), rng.choice((0.3, 0.5, 0.8, 1.0))]
+                     for _ in range(rng.randint(0, max_triples))]}
+    if rng.random() < acl_p:
+        u["acl"] = rng.sample(["x", "y", "z"], rng.randint(1, 2))
+    if rng.random() < 0.3:
+        u["region"] = rng.choice(["eu", "us"])
+    when = rng.random()
+    if when < 0.2:
+        u["effective_to"] = "2025-12-31"
+    elif when < 0.4:
+        u["effective_from"] = "2026-03-01"
+    return u
+
+
 def _write(path, units) -> str:
     path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
     return str(path)
@@ -179,18 +199,7 @@ def _generated(tmp_path, seed: int) -> str:
     syms = [f"s{i}" for i in range(12)]
     units = []
     for i in range(25):
-        u = {"id": f"u{i:02d}", "topic": rng.choice(syms + ["S3 and more", "no such symbol", ""]), "triples": [[rng.choice(syms), rng.choice(("r", "t")), rng.choice(syms),
-                                              rng.choice((0.3, 0.5, 0.8, 1.0))] for _ in range(rng.randint(0, 4))]}
-        if rng.random() < 0.4:
-            u["acl"] = rng.sample(["x", "y", "z"], rng.randint(1, 2))
-        if rng.random() < 0.3:
-            u["region"] = rng.choice(["eu", "us"])
-        when = rng.random()
-        if when < 0.2:
-            u["effective_to"] = "2025-12-31"
-        elif when < 0.4:
-            u["effective_from"] = "2026-03-01"
-        units.append(u)
+        units.append(random_unit(rng, f"u{i:02d}", syms, syms + ["S3 and more", "no such symbol", ""], 4, 0.4))
     facts = "".join(f"{rng.choice(syms)} {rng.choice(('r', 't'))} {rng.choice(syms)} @{rng.choice((0.2, 0.6))}.\n"
                     for _ in range(8))
     (tmp_path / "f.tdb").write_text(facts, encoding="utf-8")

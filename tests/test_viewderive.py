@@ -26,7 +26,7 @@ from thinkingdb.store.graphfile import store_stamp
 from thinkingdb.store.sqlite import Unit
 from thinkingdb.store.stateread import read_access
 
-from test_access_persisted import _oracle as _rule_oracle
+from test_access_persisted import _oracle as _rule_oracle, random_unit
 
 _REAL_HIDDEN = viewfile.hidden_changes
 
@@ -98,18 +98,7 @@ def counts(monkeypatch):
 
 
 def _unit(rng: random.Random, uid: str) -> dict:
-    u = {"id": uid, "topic": rng.choice(SYMS[:4] + ["S2", "no such symbol", ""]), "triples": [[rng.choice(SYMS), rng.choice(("r", "t")), rng.choice(SYMS),
-                                 rng.choice((0.3, 0.5, 0.8, 1.0))] for _ in range(rng.randint(0, 3))]}
-    if rng.random() < 0.5:
-        u["acl"] = rng.sample(["x", "y", "z"], rng.randint(1, 2))
-    if rng.random() < 0.3:
-        u["region"] = rng.choice(["eu", "us"])
-    when = rng.random()
-    if when < 0.2:
-        u["effective_to"] = "2025-12-31"
-    elif when < 0.4:
-        u["effective_from"] = "2026-03-01"
-    return u
+    return random_unit(rng, uid, SYMS, SYMS[:4] + ["S2", "no such symbol", ""], 3, 0.5)
 
 
 def _write_units(path: str, units: list[dict]) -> str:

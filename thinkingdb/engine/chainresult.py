@@ -457,16 +457,6 @@ class ChainResult(FactView):
             out.append(self._derived(key, n, c, depth, self._chain(self.tkey(c, goal), depth - 1, table)))
         return out[:k]
 
-    def proof(self, triple):
-        """The best proof, with up to ``alternatives`` other proofs attached when the run kept them."""
-        key = self.ids.key(triple)
-        if key is None:
-            return None
-        best = self.fact_proof(key)
-        if best is None or not self._k:
-            return best
-        return best.with_alternatives(self.fact_proofs(key, self._k + 1)[1:])
-
     def out(self, r: int, s: int) -> dict[int, float]:
         if r != self.T:
             return self.inner.out(r, s)

@@ -184,9 +184,17 @@ class FactView:
         p = self.proof(triple)
         return None if p is None else p.depth
 
+    _k = 0   # alternatives kept per fact (a result that keeps them sets it)
+
     def proof(self, triple: Triple) -> Proof | None:
+        """The best proof, with up to ``_k`` other proofs attached when the run kept them."""
         key = self.ids.key(triple)
-        return None if key is None else self.fact_proof(key)
+        if key is None:
+            return None
+        best = self.fact_proof(key)
+        if best is None or not self._k:
+            return best
+        return best.with_alternatives(self.fact_proofs(key, self._k + 1)[1:])
 
 
 class SearchedView(FactView):
@@ -246,16 +254,6 @@ class ClosureResult(FactView):
 
     def is_derived(self, key) -> bool:
         return key in self._store.rec
-
-    def proof(self, triple: Triple) -> Proof | None:
-        """The best proof, with up to ``alternatives`` other proofs attached when the run kept them."""
-        key = self.ids.key(triple)
-        if key is None:
-            return None
-        best = self.fact_proof(key)
-        if best is None or not self._k:
-            return best
-        return best.with_alternatives(self.fact_proofs(key, self._k + 1)[1:])
 
     # -- by id (queries) -------------------------------------------------------------------------
     def out(self, r: int, s: int) -> dict[int, float]:
