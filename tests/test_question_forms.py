@@ -213,3 +213,23 @@ def test_a_relation_word_written_otherwise_is_left_to_the_relation_phrase():
 def test_the_part_whole_phrases_make_up_and_include(text, expected):
     reader = QuestionReader(SymbolMatcher(["wheel", "drivetrain"], []), ["part_of"])
     assert sorted(a.describe() for a in reader.read(text).asks) == sorted(expected)
+
+
+@pytest.mark.parametrize("engine", ["reference", "columnar"])
+def test_a_derived_cap_hit_within_the_depth_bound_is_reported_over_a_foreseen_depth_cut(engine):
+    """Depth budgets only (exact_steps=0): the demand foresees that ``a r f`` lies past depth 2 and
+    marks the run ``"depth"``; but the cap of one derived fact is hit in round 1, before any depth
+    cut, and the full closure says ``"derived"`` (found by the hunt, with EXACT_STEPS shrunk to 3)."""
+    chain = ["a", "b", "c", "d", "e", "f"]
+    g = FactGraph([Fact(x, "r", y) for x, y in zip(chain, chain[1:])])
+    rules = [r for r, _ in compile_source("rule t: ?x r ?y, ?y r ?z => ?x r ?z.").rules]
+    lim = Limits(max_depth=2, max_derived=1, timeout_ms=60_000)
+    full = closure(g, rules, limits=lim, engine="reference")
+    # by hand: round 1 derives a r c, b r d, c r e, d r f — four new facts over a cap of one
+    assert full.truncated == "derived"
+    goal = [Query((QueryPattern("a", PathRel("r"), Var("u")),))]
+    got = closure(g, rules, limits=lim, goals=goal, exact_steps=0, engine=engine)
+    assert got.truncated == "derived"
+    # and without the cap the same run reports the depth cut (a r f needs depth 3)
+    assert closure(g, rules, limits=replace(lim, max_derived=None), goals=goal, exact_steps=0,
+                   engine=engine).truncated == "depth"

@@ -598,7 +598,9 @@ def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, de
     """The closure of ``rules`` over ``g`` (see the module docstring); a
     :class:`~thinkingdb.engine.colresult.ColumnarResult` (``stats`` left for the caller).
     ``demand``: goal-directed, admit only demanded facts within their budgets; ``probe=False``: the
-    demand already decided whether the depth bound cut anything (no probing round)."""
+    demand already decided whether the depth bound cut anything (no probing round); its foreseen
+    ``"depth"`` comes after every round, so a bound that cuts inside them is reported instead."""
+    foreseen, truncated = (True, None) if truncated == "depth" else (False, truncated)
     run = _Run(g, ids, tuple(rules), scope, limits, deadline, scope_list)
     if demand is not None:
         run.admit = Admission(demand, run.n)
@@ -626,4 +628,6 @@ def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, de
                 break
     except _Timeout:
         truncated = truncated or "time"
+    if foreseen:
+        truncated = truncated or "depth"
     return ColumnarResult(g, ids, tuple(rules), run, truncated, rounds)

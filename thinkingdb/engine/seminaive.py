@@ -47,7 +47,10 @@ def semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives
     ``budget`` (rule firings, the probing round's included) ran out first (nothing is kept then).
 
     ``admit(key)``: goal-directed runs, the last round a fact may be admitted in (below the current
-    round: dropped); ``probe``: whether a depth bound runs its probing round."""
+    round: dropped); ``probe``: whether a depth bound runs its probing round. A ``truncated`` of
+    ``"depth"`` given by the demand (a deeper fact foreseen) comes after every round: a bound that cuts
+    inside the rounds is reported instead, as the full closure would (it stops there)."""
+    foreseen, truncated = (True, None) if truncated == "depth" else (False, truncated)
     store = FactStore(g._out, g._in, scope, g._rel_sizes)
     rec = store.rec
     hist: dict[tuple, list] = {}
@@ -219,5 +222,7 @@ def semi_naive(g, ids, rules, scope, scope_list, truncated, limits, alternatives
         truncated = truncated or "time"
     except _OverBudget:
         return None
+    if foreseen:
+        truncated = truncated or "depth"
     asserted = len(g) if scope is None else sum(1 for r in range(len(g._out)) for _ in store.asserted_pairs(r, scope_list))
     return ClosureResult(g, ids, rules, store, hist, alts, alternatives, truncated, None), rounds, firings, asserted
