@@ -126,16 +126,33 @@ def test_a_store_in_rollback_journal_mode_is_made_wal_when_written(current, read
 @settings(max_examples=1000, deadline=None)
 @given(strategies.text())
 def test_the_file_url_is_urllib_s(path):
-    """What urllib.parse.quote (pathname2url on POSIX) gives, without importing urllib: the same text, or
-    the same UnicodeEncodeError for a lone surrogate."""
+    """What urllib.parse.quote gives for the path's file-system bytes, without importing urllib: the same
+    text (for valid UTF-8 text, quote(path) itself), or the same UnicodeEncodeError for a surrogate no
+    file name can hold."""
     from urllib.parse import quote
     try:
-        want = quote(path)
+        want = quote(os.fsencode(path))
     except UnicodeEncodeError:
         with pytest.raises(UnicodeEncodeError):
             store_sqlite._file_url(path)
         return
     assert store_sqlite._file_url(path) == want
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in path):   # valid text: quote(path) itself, as before
+        assert want == quote(path)
+
+
+def test_a_store_under_a_directory_named_by_non_utf8_bytes_opens(tmp_path):
+    # the review's case: b"caf\xe9" (Latin-1) reads back as "caf\udce9"; by hand, the URI path holds %E9
+    bad = os.path.join(os.fsencode(str(tmp_path)), b"caf\xe9")
+    os.mkdir(bad)
+    path = os.fsdecode(os.path.join(bad, b"kb.sqlite"))
+    assert store_sqlite._file_url(path).endswith("/caf%E9/kb.sqlite")
+    from thinkingdb.api import KnowledgeBase
+    with KnowledgeBase(path) as kb:
+        kb.add_facts([("a", "r", "b")])
+    assert os.path.exists(os.path.join(bad, b"kb.sqlite"))
+    with KnowledgeBase(path, create=False) as kb:
+        assert [a.bindings for a in kb.query("? a r ?x.").answers] == [{"x": "b"}]
 
 
 def test_a_store_whose_path_needs_quoting_opens(tmp_path):

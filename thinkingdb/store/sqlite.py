@@ -216,10 +216,11 @@ _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 
 
 def _file_url(path: str) -> str:
-    """The path part of a ``file:`` URI: :func:`urllib.request.pathname2url`, which on POSIX is
-    ``urllib.parse.quote(path)`` — the characters of :data:`_URL_SAFE` kept, every other one as the
-    ``%XX`` of its UTF-8 bytes — written out here: importing urllib.parse (which loads ipaddress) would
-    cost every cold question ~2 ms where the interpreter's start has not loaded it already.
+    """The path part of a ``file:`` URI: on POSIX ``urllib.parse.quote`` of the path's file-system bytes
+    (``os.fsencode``) — the characters of :data:`_URL_SAFE` kept, every other byte as ``%XX`` — written
+    out here: importing urllib.parse (which loads ipaddress) would cost every cold question ~2 ms where
+    the interpreter's start has not loaded it already. The bytes, not the UTF-8 text: a directory whose
+    name is not UTF-8 (its bytes decoded as lone surrogates) is opened, not refused.
 
     >>> _file_url("/tmp/kb.sqlite"), _file_url("/tmp/a b/é?#.sqlite")
     ('/tmp/kb.sqlite', '/tmp/a%20b/%C3%A9%3F%23.sqlite')
@@ -229,7 +230,7 @@ def _file_url(path: str) -> str:
         return pathname2url(path)
     if _URL_SAFE.issuperset(path):
         return path
-    return "".join(c if c in _URL_SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in path)
+    return "".join(chr(b) if chr(b) in _URL_SAFE else f"%{b:02X}" for b in os.fsencode(path))
 
 
 class StoreCreatedElsewhere(StoreError):
