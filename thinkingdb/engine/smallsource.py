@@ -24,7 +24,7 @@ from ..model import Limits, PathInv, PathRel, PathRepeat, Var
 from .answers import _proofs_builder
 from .bulk import BulkAnswers, _LabelSource, _tick
 from .paths import _simple
-from .results import FactView
+from .results import SearchedView
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
 if TYPE_CHECKING:   # built only when a proof is read: a question's answers do not load it
@@ -216,7 +216,7 @@ class OnesView:
         return closed_fact_proof(self, key)
 
 
-class SmallSourceResult(OnesView, FactView):
+class SmallSourceResult(OnesView, SearchedView):
     """:class:`thinkingdb.engine.reach.SingleSourceResult` for one pattern ``s R o`` with a constant end."""
 
     def __init__(self, g, ids, rules, r: int, closed: _Small, sid, oid, layers: _Layers) -> None:
@@ -224,25 +224,12 @@ class SmallSourceResult(OnesView, FactView):
         self._rels = {r: closed}
         self.sid, self.oid, self.layers = sid, oid, layers
         self.stats = None
-        self.table = None
         if sid is not None and oid is not None:
             self.ends = layers.reached() if oid in layers.dist else []   # only `has` is asked
         else:
             self.ends = layers.reached()
         self.nodes = 0       # as the numpy path's: the symbols its counting searches touched
         self.repeat = False  # the goal is R+ / R*: no derived fact asked for (as the numpy path counts)
-
-    @property
-    def truncated(self):
-        return "time" if self._rels[self.r].timed_out else None
-
-    @truncated.setter
-    def truncated(self, value) -> None:   # the closure sets it; ours is computed
-        pass
-
-    @property
-    def asserted_in_scope(self) -> int:
-        return 0
 
     def has(self, u: int, v: int) -> bool:
         sid, oid = self.sid, self.oid
