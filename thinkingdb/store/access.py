@@ -244,17 +244,10 @@ class AccessTable:
 
     def position(self, uid: str) -> int:
         """Where ``uid`` sorts among the unit ids (a binary search: the ids need not be decoded)."""
+        import bisect
         if self._ids is not None or self.id_arrays is None:
-            import bisect
             return bisect.bisect_left(self.ids, uid)
-        want, lo, hi = uid.encode("utf-8", "surrogatepass"), 0, self._n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._id_bytes(mid) < want:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+        return bisect.bisect_left(range(self._n), uid.encode("utf-8", "surrogatepass"), key=self._id_bytes)
 
     def id_at(self, i: int) -> str:
         """The id of the unit at row ``i`` (decoded alone when the ids are not)."""

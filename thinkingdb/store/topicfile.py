@@ -64,14 +64,9 @@ class TopicMap:
         return self._kb[int(self._ko[i]):int(self._ko[i + 1])].tobytes()
 
     def _find(self, key: str) -> int:
+        import bisect
         want = key.encode("utf-8", "surrogatepass")
-        lo, hi = 0, self._n
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._key(mid) < want:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect.bisect_left(range(self._n), want, key=self._key)
         return lo if lo < self._n and self._key(lo) == want else -1
 
     def _ids(self, i: int) -> list[str]:
