@@ -9,11 +9,12 @@ start premise's facts — all asserted facts in round 1, the previous round's de
 become candidates ``(head key, score, rule, extras)`` and go through:
 
 * difference: heads asserted, or known with a score at least as high, are dropped (sorted search);
-* reduce: per head the highest score, then the canonical tie-break — rule name, then the premise
-  keys' canonical ranks, which for one rule and one head is the order of its extra variables'
-  ranks (first occurrence order) — exactly the reference engine's choice;
-* apply (end of round): new facts get ids, a new sorted block per index and ``round`` = depth;
-  improved facts keep their old row in ``history``; the new and improved facts are the next delta.
+* reduce and apply (:mod:`~thinkingdb.engine.colreduce`): per head the winner of the reference
+  engine's canonical choice; new facts get ids and ``round`` = depth, improved facts keep their old
+  row; the new and improved facts are the next delta.
+
+The planner's counts are :mod:`~thinkingdb.engine.colsizes`'; a goal-directed run admits heads
+through :mod:`~thinkingdb.engine.coladmission`.
 
 Scores are ``weight × premise₀ × premise₁ × …`` in premise order, the same float operations as the
 reference engine, so scores compare equal, not just close. Bounds keep their meaning: ``max_depth``
@@ -31,8 +32,11 @@ import time
 
 import numpy as np
 
-from ..model import Atom, Limits, Rule, Var
+from ..model import Limits, Var
+from .coladmission import Admission
+from .colreduce import ReduceApply
 from .colresult import ColumnarResult
+from .colsizes import Sizes
 from .colstore import Facts, Grow, Index
 from .graph import relation_arrays
 from .plan import Pipeline, Program, plan_round, unsupported
@@ -46,54 +50,6 @@ ROWS = 1 << 20          # rows one join step makes at once (larger steps run ove
 
 class _Timeout(Exception):
     pass
-
-
-class _Sizes:
-    """The planner's view of the known facts (cached per relation size)."""
-
-    def __init__(self, run: "_Run") -> None:
-        self.run = run
-        self.cache: dict = {}
-
-    def size(self, relation: str) -> int:
-        return len(self.run.so[self.run.rid[relation]])
-
-    def fanout(self, relation: str, end: int) -> float:
-        """Recounted only when the relation's size doubles (so never once per round)."""
-        r = self.run.rid[relation]
-        size = len(self.run.so[r])
-        key = ("fan", r, end, size.bit_length())
-        if key not in self.cache:
-            ix = self.run.so[r] if end == 0 else self.run.os.get(r)
-            if ix is not None:
-                d = ix.distinct()
-            else:
-                k, _ = self.run.so[r].all()
-                ends = np.sort(k % self.run.n)   # (np.unique would import numpy.ma: 1.3 MB)
-                d = int(len(ends) > 0) + int(np.count_nonzero(ends[1:] != ends[:-1]))
-            self.cache[key] = size / max(d, 1)
-        return self.cache[key]
-
-    def matches(self, atom: Atom) -> int:
-        run = self.run
-        r = run.rid[atom.relation]
-        so = run.so[r]
-        s, o = atom.subject, atom.object
-        if isinstance(s, Var) and isinstance(o, Var):
-            return len(so)
-        key = ("match", atom, len(so) if not isinstance(s, Var) or r in run.os else len(so).bit_length())
-        if key not in self.cache:
-            if not isinstance(s, Var) and not isinstance(o, Var):
-                c = int(so.lookup(np.array([run.sym[s] * run.n + run.sym[o]]))[0] >= 0)
-            elif not isinstance(s, Var):
-                c = so.count(run.sym[s])
-            elif r in run.os:
-                c = run.os[r].count(run.sym[o])
-            else:
-                k, _ = so.all()
-                c = int(np.count_nonzero(k % run.n == run.sym[o]))
-            self.cache[key] = c
-        return self.cache[key]
 
 
 _RANKS: list = [None]   # (the last graph rank list seen, its array); a graph caches its list per version
@@ -111,7 +67,9 @@ def _rank_array(ranks) -> np.ndarray:
     return cached[1]
 
 
-class _Run:
+class _Run(ReduceApply):
+    """One run's facts and state; a round's joins here, its reduce and apply in :mod:`.colreduce`."""
+
     def __init__(self, g, ids, rules, scope, limits: Limits, deadline, members=None) -> None:
         self.g, self.ids, self.rules, self.limits, self.deadline = g, ids, rules, limits, deadline
         self.program = Program.of(rules)
@@ -133,7 +91,7 @@ class _Run:
             self.so[r] = Index(n)
             self.so[r].add(keys[order], fids)
             self.asserted += len(keys)
-        self.sizes = _Sizes(self)
+        self.sizes = Sizes(self)
         names = sorted(r.name for r in rules)
         self.name_rank = np.array([names.index(r.name) for r in rules], dtype=np.int64)
         self.n_extras = [len(ir.extras) for ir in self.program.rules]
@@ -372,64 +330,6 @@ class _Run:
         if sum(len(p[0]) for p in part) > limit:
             out[h] = [list(self._reduce(part, prune=True, h=h))]
 
-    # -- reduce and apply ----------------------------------------------------------------------------
-    def _reduce(self, parts: list, prune=False, h=None):
-        """Per head key the winning candidate (see the module docstring) among the candidate
-        ``parts`` (lists ``[key, score, rule, ext]``, emptied here so that their memory goes as soon
-        as it is copied), sorted by key. ``prune``: also drop new in-scope heads beyond the
-        ``max_derived`` room, canonically last first."""
-        key, score, rule, ext = _concat(parts)
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        start = np.empty(len(ks), dtype=bool)
-        start[:1] = True
-        np.not_equal(ks[1:], ks[:-1], out=start[1:])
-        first = np.flatnonzero(start)
-        if len(first) == len(ks):
-            win = order
-        else:
-            sc = score[order]
-            gid = np.cumsum(start, dtype=np.int32 if len(ks) < 2**31 else np.int64) - 1
-            del start
-            top = sc == np.maximum.reduceat(sc, first)[gid]
-            del sc
-            single = (np.bincount(gid[top], minlength=len(first)) == 1)[gid]   # one top candidate
-            del gid
-            rows = np.flatnonzero(top & single)
-            contested = np.flatnonzero(top & ~single)
-            del top, single
-            if len(contested):
-                rk = self.ranks()
-                sub = order[contested]
-                cols = [np.where(ext[sub, i] >= 0, rk[np.maximum(ext[sub, i], 0)], -1)
-                        for i in range(ext.shape[1] - 1, -1, -1)]
-                o2 = np.lexsort(cols + [self.name_rank[rule[sub]], ks[contested]])
-                kc = ks[contested][o2]
-                firsts = np.ones(len(kc), dtype=bool)
-                firsts[1:] = kc[1:] != kc[:-1]
-                rows = np.concatenate([rows, contested[o2[firsts]]])
-                rows.sort()
-            win = order[rows]
-            del rows
-        del order, ks, first
-        key, score, rule, ext = key[win], score[win], rule[win], ext[win]
-        room = None if self.limits.max_derived is None else self.limits.max_derived - self.n_derived
-        if prune and room is not None and not self.probing:
-            new = self.so[h].lookup(key) < 0
-            if self.scope is not None:
-                new &= self.scope[key // self.n] & self.scope[key % self.n]
-            idx = np.flatnonzero(new)
-            if len(idx) > room:
-                rk = self.ranks()
-                o2 = np.lexsort((rk[key[idx] % self.n], rk[key[idx] // self.n]))
-                keep = np.ones(len(key), dtype=bool)
-                keep[idx[o2[room:]]] = False
-                last = key[idx[o2[room - 1]]] if room > 0 else None
-                self.cutoff[h] = (-1, -1) if last is None else (int(rk[last // self.n]), int(rk[last % self.n]))
-                key, score, rule, ext = key[keep], score[keep], rule[keep], ext[keep]
-                self.pruned = True
-        return key, score, rule, ext
-
     def evaluate(self, plan, delta) -> dict:
         """Candidates of one round per head relation (reduced), after difference. A head relation
         is reduced as soon as its last pipeline of the round has run, so only one relation's
@@ -452,146 +352,6 @@ class _Run:
             if last[h] == i and out.get(h):
                 done[h] = self._reduce(out.pop(h))
         return dict(sorted(done.items()))
-
-    def apply(self, cands: dict, round_no: int):
-        """Admit one round's winners; returns ``(delta, truncated)``."""
-        n, truncated = self.n, None
-        staged = []
-        for h in sorted(cands):
-            key, score, rule, ext = cands[h]
-            known = self.so[h].lookup(key)
-            new = known < 0
-            if self.scope is not None:
-                out = new & ~(self.scope[key // n] & self.scope[key % n])
-                if out.any():
-                    truncated = "nodes"
-                    keep = ~out
-                    key, score, rule, ext, known, new = (a[keep] for a in (key, score, rule, ext, known, new))
-            staged.append([h, key, score, rule, ext, known, new])
-        total_new = sum(int(st[6].sum()) for st in staged)
-        limit = self.limits.max_derived
-        if self.pruned:
-            truncated = truncated or "derived"
-        if limit is not None and self.n_derived + total_new > limit:
-            room = limit - self.n_derived
-            rk = self.ranks()
-            parts = [(rk[st[1][st[6]] // n], np.full(int(st[6].sum()), self.ids.rel_rank(st[0])),
-                      rk[st[1][st[6]] % n], np.full(int(st[6].sum()), i), np.flatnonzero(st[6]))
-                     for i, st in enumerate(staged)]
-            cols = [np.concatenate([p[c] for p in parts]) for c in range(5)]
-            o2 = np.lexsort((cols[2], cols[1], cols[0]))[room:]
-            for i, st in enumerate(staged):
-                drop = cols[4][o2][cols[3][o2] == i]
-                keep = np.ones(len(st[1]), dtype=bool)
-                keep[drop] = False
-                st[1:] = [a[keep] for a in st[1:]]
-            truncated = truncated or "derived"
-        delta = {}
-        for h, key, score, rule, ext, known, new in staged:
-            if not len(key):
-                continue
-            aux = self._aux(rule, ext)
-            imp = ~new
-            if imp.any():
-                self.facts.improve(known[imp], score[imp], round_no, rule[imp], aux[imp])
-            fids = known.copy()
-            if new.any():
-                fids[new] = self.facts.append(score[new], round_no, rule[new], aux[new])
-                self.so[h].add(key[new], fids[new].astype(np.int32))
-                if h in self.os:
-                    fk = (key[new] % n) * n + key[new] // n
-                    o3 = np.argsort(fk)
-                    self.os[h].add(fk[o3], fids[new][o3].astype(np.int32))
-                self.n_derived += int(new.sum())
-            delta[h] = (key, fids)
-        return delta, truncated
-
-    def _aux(self, rule, ext) -> np.ndarray:
-        aux = np.full(len(rule), -1, dtype=np.int64)
-        for ri in np.flatnonzero(np.bincount(rule, minlength=len(self.n_extras))).tolist():
-            e = self.n_extras[ri]
-            if not e:
-                continue
-            sel = np.flatnonzero(rule == ri)
-            if e == 1:
-                aux[sel] = ext[sel, 0]
-            else:
-                start = self.ext_tables[ri].extend(ext[sel, :e].reshape(-1)) // e
-                aux[sel] = np.arange(start, start + len(sel))
-        return aux
-
-    def extras(self, rule_idx: int, aux: int) -> list[int]:
-        """The extra variables' values recorded for one derivation."""
-        e = self.n_extras[rule_idx]
-        if e == 0:
-            return []
-        if e == 1:
-            return [aux]
-        return self.ext_tables[rule_idx].a[aux * e:(aux + 1) * e].tolist()
-
-
-def _concat(parts: list) -> tuple:
-    """The four columns of candidate ``parts`` (lists ``[key, score, rule, ext]``), each part's
-    column released once it is copied; ``parts`` ends empty."""
-    if len(parts) == 1:
-        return tuple(parts.pop())
-    cols = []
-    for i in range(4):
-        cols.append(np.concatenate([p[i] for p in parts]))
-        for p in parts:
-            p[i] = None
-    parts.clear()
-    return tuple(cols)
-
-
-class Admission:
-    """Goal-directed runs: a demand's depth budgets (:class:`thinkingdb.engine.demand.Demand`) per
-    head key, as sorted arrays per relation. A head found in round ``d`` is kept only when its budget
-    is at least ``d``, which is the reference engine's admission."""
-
-    def __init__(self, demand, n: int) -> None:
-        self.d, self.n = demand, n
-        self.cache: dict[int, tuple] = {}
-
-    @staticmethod
-    def _sorted(pairs) -> tuple[np.ndarray, np.ndarray]:
-        pairs = sorted(pairs)
-        return (np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64))
-
-    def _tables(self, r: int):
-        t = self.cache.get(r)
-        if t is None:
-            d = self.d
-            t = self.cache[r] = (d.ff.get(r, -1), self._sorted(d.by_s.get(r, {}).items()),
-                                 self._sorted(d.by_o.get(r, {}).items()),
-                                 self._sorted((s * self.n + o, k) for (s, rr, o), k in d.by_so.items() if rr == r))
-        return t
-
-    def subject_budget(self, r: int, subjects: np.ndarray) -> np.ndarray | None:
-        """The budget of each head with these subjects when the demand of ``r`` is by subject only
-        (None: an object-bound pattern is demanded, the subject alone does not decide)."""
-        ff, by_s, by_o, by_so = self._tables(r)
-        if len(by_o[0]) or len(by_so[0]):
-            return None
-        out = np.full(len(subjects), ff, dtype=np.int64)
-        ks, bs = by_s
-        if len(ks):
-            pos = np.minimum(np.searchsorted(ks, subjects), len(ks) - 1)
-            hit = ks[pos] == subjects
-            out[hit] = np.maximum(out[hit], bs[pos[hit]])
-        return out
-
-    def budget(self, r: int, keys: np.ndarray) -> np.ndarray:
-        """The largest budget of a demanded pattern matching each head key (-1: not demanded)."""
-        ff, by_s, by_o, by_so = self._tables(r)
-        out = np.full(len(keys), ff, dtype=np.int64)
-        for (ks, bs), probe in ((by_s, keys // self.n), (by_o, keys % self.n), (by_so, keys)):
-            if len(ks):
-                pos = np.minimum(np.searchsorted(ks, probe), len(ks) - 1)
-                hit = ks[pos] == probe
-                out[hit] = np.maximum(out[hit], bs[pos[hit]])
-        return out
-
 
 def run_columnar(g, ids, rules, scope, scope_list, truncated, limits: Limits, deadline, t0,
                  demand=None, probe: bool = True):
