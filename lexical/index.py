@@ -1,7 +1,8 @@
 """BM25Index: the BM25F index of DS009 (add, remove, update, rebuild, search, stats, save, load).
 
-Storage, statistics and incremental maintenance are in :mod:`lexical.store`;
-query evaluation in :mod:`lexical.search`; formulas in :mod:`lexical.scoring`.
+Storage, statistics and incremental maintenance are in :mod:`lexical.store`; a query's clauses and
+filters in :mod:`lexical._queries`; query evaluation in :mod:`lexical.search`; formulas in
+:mod:`lexical.scoring`.
 
 >>> idx = BM25Index()
 >>> idx.add("a", "nginx depends on openssl")
@@ -21,20 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import DocumentError, FieldError, ParameterError, check_text
-from .search import (
-    Clause,
-    Compound,
-    QueryTerm,
-    RoleBoost,
-    candidates,
-    clause_bounds,
-    clause_lists,
-    gather,
-    kth_largest,
-    pruned_gather,
-)
+from ._queries import KTH, IndexQueries
+from .search import QueryTerm, RoleBoost, candidates, clause_bounds, clause_lists, gather, kth_largest, pruned_gather
 from .segment import Segment
-from .store import PostingStore
 from .tokenizer import Tokenizer, default_tokenizer
 from .values import BM25Params, Hit, IndexStats
 
@@ -55,7 +45,7 @@ def _locked(method: _Method) -> _Method:
     return run  # type: ignore[return-value]
 
 
-class BM25Index(PostingStore):
+class BM25Index(IndexQueries):
     """A BM25F index over documents made of named text fields.
 
     ``fields`` is a plain ``str`` (meaning ``{"text": str}``) or a mapping from
@@ -233,51 +223,6 @@ class BM25Index(PostingStore):
         self._drop(doc_id)
         self._maybe_compact()
 
-    def _term_id(self, term: str, segments: Sequence[Segment]) -> int | None:
-        """The id of an indexed term that some live document contains, else ``None``."""
-        i = self._vocab.get(term)
-        if i is None:
-            return None
-        self._refresh(i, segments)
-        return i if self._df[i] else None
-
-    def _query_clauses(self, query: str, segments: Sequence[Segment]) -> list[Clause]:
-        """The query's distinct terms and compound words with their query frequencies.
-
-        Ordered by text, so the float sums do not depend on term ids or word order.
-        """
-        if not isinstance(query, str):
-            raise DocumentError(f"query must be str, got {type(query).__name__}")
-        check_text(query, "query")
-        counts: dict[tuple[str, ...], int] = {}
-        for group in self.tokenizer.groups(query):
-            counts[group] = counts.get(group, 0) + 1
-        out: list[Clause] = []
-        for group in sorted(counts):
-            qf = counts[group]
-            if len(group) == 1:
-                i = self._term_id(group[0], segments)
-                if i is not None:
-                    out.append(QueryTerm(i, qf))
-                continue
-            whole = self._term_id(group[0], segments)
-            parts = tuple(p for p in (self._term_id(t, segments) for t in group[1:]) if p is not None)
-            if whole is None and not parts:
-                continue
-            out.append(Compound(whole, parts, qf) if parts else QueryTerm(whole, qf))  # type: ignore[arg-type]
-        return out
-
-    def _mask(self, allowed: Collection[str] | None) -> npt.NDArray[np.bool_] | None:
-        """Slots a search may return: the allowed ones, or the live ones while dead slots remain."""
-        if allowed is None:
-            return self._alive if self._dead_main else None
-        if isinstance(allowed, str):
-            raise DocumentError("allowed must be a collection of doc ids, not one str")
-        mask = np.zeros(len(self._alive), dtype=bool)
-        get = self._slot_of.get
-        slots = [s for s in map(get, allowed) if s is not None]
-        mask[np.array(slots, dtype=np.intp)] = True
-        return mask
 
     def _search(
         self,
@@ -296,7 +241,7 @@ class BM25Index(PostingStore):
         if len(clauses) > 1 and sum(len(s) for lists in per_term for s, _ in lists) >= self._PRUNE_MIN:
             factor = boost.factor
             kth_of = None
-            if mask is None and k <= _KTH:  # every posting is a live document: cached bounds
+            if mask is None and k <= KTH:  # every posting is a live document: cached bounds
 
                 def kth_of(i: int) -> float:
                     clause = clauses[i]
@@ -322,26 +267,6 @@ class BM25Index(PostingStore):
         cand, scores = candidates(touched, boost(touched, scores), k, repeats, floor)
         ranked = sorted(zip((-scores).tolist(), self._ids.data[cand].tolist()))
         return [Hit(doc_id, -neg) for neg, doc_id in ranked[:k]]  # type: ignore[arg-type]
-
-    def _kth_bound(self, qt: QueryTerm) -> float:
-        """The ``_KTH``-th largest impact × qf of a term in the main segment (0 if fewer postings), cached.
-
-        Those are distinct live documents (when nothing is dead), so for any
-        ``k <= _KTH`` it is a lower bound of the k-th best score of a query with the term.
-        """
-        if self._kth_version != self._version:
-            self._kth_cache.clear()
-            self._kth_version = self._version
-        v = self._kth_cache.get(qt.term)
-        if v is None:
-            a, b = self._main.bounds(qt.term)
-            v = self._kth_cache[qt.term] = kth_largest([(self._main.slots[a:b], self._main.impacts[a:b])], _KTH)
-        return v * qt.qf
-
-    def _role_of(self, boost_role: str | None) -> int | None:
-        if boost_role is None:
-            return None
-        return self._role_codes.get(self._role_key(boost_role), -2)
 
     @_locked
     def search(
@@ -439,7 +364,6 @@ class BM25Index(PostingStore):
         save_index(self, target)
 
     @classmethod
-
     def load(
         cls,
         source: str | Path | IO[bytes],
@@ -457,8 +381,6 @@ class BM25Index(PostingStore):
         from .persist import load_index
 
         return load_index(cls, source, tokenizer, expect)
-
-_KTH = 10  # the rank of the cached per-term lower bounds (the default k)
 
 
 def _check_k(k: int) -> int:
