@@ -4,8 +4,10 @@ CLI's ``--json`` output for the same command.
 
 Readers run on the current :class:`~thinkingdb.serve.snapshot.Snapshot`, concurrently. A write (one
 at a time) commits through its own connection in one transaction; the service then opens and warms
-a snapshot of the new generation and swaps it in, so a request sees either the old state or the new
-one. Writes by other processes are noticed within ``poll_seconds`` and handled the same way.
+a snapshot of the new generation and swaps it in (:mod:`~thinkingdb.serve.generations`), so a request
+sees either the old state or the new one. Writes by other processes are noticed within
+``poll_seconds`` and handled the same way. Who calls, and the errors of keys:
+:mod:`~thinkingdb.serve.principal`.
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp(); db = os.path.join(d, "kb.sqlite")
@@ -20,104 +22,38 @@ one. Writes by other processes are noticed within ``poll_seconds`` and handled t
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
-import time
-from collections import OrderedDict
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator
 
 from ..api import DEFAULT_LIMITS, KnowledgeBase
 from ..errors import QueryError, StoreError, ThinkingDBError, ValidationError
 from ..language import parse_fact
 from ..model import Limits
 from ..store.access import Caller, parse_date
-from ..store.sqlite import Store
 
+from .generations import HOT_VIEWS, Generations
+from .principal import ANONYMOUS, Forbidden, NotFound, Principal, Unauthorized
 from .schemas import check
-from .snapshot import Snapshot
 
 __all__ = ["Service", "Principal", "ANONYMOUS", "Unauthorized", "Forbidden", "NotFound", "HOT_VIEWS",
            "NEIGHBOURS"]
 
-log = logging.getLogger("thinkingdb.serve")
-HOT_VIEWS = 8          # (caller, day) views re-warmed in each new snapshot before it is swapped in
 NEIGHBOURS = 500       # facts per direction on a symbol page (the answer says when it was cut)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-class Unauthorized(ThinkingDBError, PermissionError):
-    """No API key, or one that is unknown or revoked."""
-
-
-class Forbidden(ThinkingDBError, PermissionError):
-    """A valid key that may not do this (write without the writer flag, look as a wider caller)."""
-
-
-class NotFound(ThinkingDBError, LookupError):
-    """No such unit or symbol for this caller (a hidden one is not found either)."""
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: the key's id and name, its caller, and whether it may write."""
-
-    key_id: str
-    name: str
-    caller: Caller
-    writer: bool = False
-
-    def narrow(self, data: object) -> Caller:
-        """The caller a request asks to look as: the key's own, or a narrower one (a subset of its tags;
-        its region or none). A wider caller is refused.
-
-        >>> p = Principal("k", "luna", Caller(tags=("a", "b"), region="eu"))
-        >>> p.narrow({"tags": ["a"]})
-        Caller(tags=('a',), region='')
-        >>> p.narrow({"tags": ["c"]})
-        Traceback (most recent call last):
-        ...
-        thinkingdb.serve.service.Forbidden: the key 'luna' may not look as a caller with tag(s) c
-        """
-        if data is None:
-            return self.caller
-        want = Caller.from_json(data)
-        extra = sorted(set(want.tags) - set(self.caller.tags))
-        if extra:
-            raise Forbidden(f"the key {self.name!r} may not look as a caller with tag(s) {', '.join(extra)}")
-        if want.region not in ("", self.caller.region):
-            raise Forbidden(f"the key {self.name!r} may not look as a caller of region {want.region!r}")
-        return want
-
-
-ANONYMOUS = Principal("-", "anonymous", Caller())
-
-
-class Service:
+class Service(Generations):
     """Warm, concurrent read operations and atomic writes over one store file."""
 
     def __init__(self, path: str, *, default_rules: bool = True, max_limits: Limits = DEFAULT_LIMITS,
                  poll_seconds: float = 0.5, warm: tuple[str, ...] = ()) -> None:
         if not os.path.isfile(path):
             raise StoreError(f"{path}: no such store; run `thinkingdb ingest` first")
-        self.path = path
-        self.default_rules = default_rules
         self.max_limits = max_limits
-        self.poll_seconds = poll_seconds
-        self._probe = Store(path, create=False, readonly=True)
-        self._probe_lock = threading.Lock()
-        self._lock = threading.Lock()           # the current snapshot and its user counts
-        self._refresh_lock = threading.Lock()   # one snapshot build at a time
         self._write_lock = threading.Lock()     # one writer at a time
         self._writer: KnowledgeBase | None = None
-        self._hot: OrderedDict[tuple, frozenset] = OrderedDict()   # (caller, day) -> the lanes it used
-        self._checked = time.monotonic()
-        self._current = Snapshot(path, default_rules=default_rules)
-        self.refreshes = {"incremental": 0, "full": 0}   # new snapshots derived from the last one, or read whole
-        self.closed = False
+        super().__init__(path, default_rules, poll_seconds)
         if warm:
             from ..store.keys import list_keys
             with self._probe_lock:
@@ -151,92 +87,13 @@ class Service:
             raise Unauthorized("a valid API key is required (Authorization: Bearer tdb_...)")
         return Principal(info.id, info.name, info.caller, info.writer)
 
-    @property
-    def generation(self) -> int:
-        return self._current.generation
-
     def warm(self, caller: Caller, profile: str = "kb-thinkingdb", as_of=None) -> None:
         """Build now what searches of ``caller`` through ``profile`` need (and keep it warm)."""
         from ..retrieval.profiles import get_profile
         with self.reading() as snap:
             self._use(snap, caller, parse_date(as_of), get_profile(profile).lanes)
 
-    # -- snapshots ----------------------------------------------------------------------------------
-    @contextmanager
-    def reading(self) -> Iterator[Snapshot]:
-        """The current snapshot, held for the duration of one request."""
-        if self.closed:
-            raise StoreError(f"{self.path}: the service is closed")
-        self._poll()
-        with self._lock:
-            snap = self._current
-            snap.users += 1
-        try:
-            yield snap
-        finally:
-            with self._lock:
-                snap.users -= 1
-                if snap.retired and snap.users == 0:
-                    snap.close()
-
-    def _poll(self) -> None:
-        now = time.monotonic()
-        if now - self._checked < self.poll_seconds:
-            return
-        self._checked = now
-        with self._probe_lock:
-            gen = self._probe.current_generation()
-        if gen != self._current.generation and self._refresh_lock.acquire(blocking=False):
-            def run() -> None:
-                try:
-                    self._swap()
-                except ThinkingDBError:
-                    pass  # the old snapshot keeps serving; the next poll tries again
-                finally:
-                    self._refresh_lock.release()
-            threading.Thread(target=run, name="thinkingdb-refresh", daemon=True).start()
-
-    def refresh(self) -> int:
-        """Open, warm and swap in a snapshot of the store as it is now; returns its generation."""
-        with self._refresh_lock:
-            with self._probe_lock:
-                gen = self._probe.current_generation()
-            if gen == self._current.generation:  # a poll already swapped it in
-                return gen
-            return self._swap()
-
-    def _swap(self) -> int:
-        try:
-            new, derived = self._current.derive(list(self._hot))
-        except ThinkingDBError:
-            raise
-        except Exception:   # noqa: BLE001 - a failed derivation is logged as a full refresh, never served
-            log.exception("deriving the new snapshot failed; reading the store whole")
-            new, derived = Snapshot(self.path, default_rules=self.default_rules), False
-        self.refreshes["incremental" if derived else "full"] += 1
-        try:
-            for (caller, day), lanes in list(self._hot.items()):
-                new.prepare(caller, day, lanes)
-        except BaseException:
-            new.close()
-            raise
-        with self._lock:
-            old, self._current = self._current, new
-            old.retired = True
-            if old.users == 0:
-                old.close()
-        return new.generation
-
-    def _use(self, snap: Snapshot, caller: Caller, day, lanes: tuple[str, ...]):
-        view = snap.prepare(caller, day, lanes)
-        key = (caller, day)
-        with self._lock:
-            self._hot[key] = self._hot.get(key, frozenset()) | frozenset(lanes)
-            self._hot.move_to_end(key)
-            while len(self._hot) > HOT_VIEWS:
-                self._hot.popitem(last=False)
-        return view
-
+    # -- a request's limits ---------------------------------------------------------------------------
     def _limits(self, body: dict) -> Limits:
         values = {}
         for name in ("max_depth", "max_nodes", "max_derived", "timeout_ms", "max_rows"):
