@@ -214,6 +214,10 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
             if len(arrays["e_s"]) > merge_limit(base.n_facts):
                 merge(gpath, stamp, Overlay(base, header, arrays))
                 _remove(dpath)
+                new_base = open_graph(gpath, stamp)
+                if new_base is not None:       # the view files over the old base, carried over (store/viewderive.py)
+                    from .viewderive import carry
+                    carry(store_path, base, header, arrays, new_base)
             else:
                 write_container(dpath, DELTA_MAGIC, {"format": 1, **header}, arrays)
             return True

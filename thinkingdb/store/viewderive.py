@@ -21,6 +21,14 @@ beside the store and recomputes only the triples that can differ between it and 
 Anything else — no such file, a gap in the log, a file over another base, a mask that does not fit,
 a file failing its checks (:func:`~thinkingdb.store.viewfile.open_view`) — returns None: the caller
 recomputes.
+
+A view file names the base graph file it lies over, and a write whose delta grows past
+:func:`~thinkingdb.store.graphdelta.merge_limit` writes a new base. So that the files stay usable, the
+merging writer carries them over (:func:`carry`): each view file over the old base ``B0`` is written
+again as the same view, at the same store state, over the new base ``B1 = B0 + D`` — the differences
+between them are the triples of the view's delta and of ``D``, re-composed over ``B1`` (numpy and one
+:func:`~thinkingdb.store.graphdelta.compose`, no SQL). The next question derives from it through the
+log as after any write.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import json
 
 from .graphfile import VIEW_FILES, Stamp, graph_path, map_container
 
-__all__ = ["MAX_UNITS", "derive", "view_confidences"]
+__all__ = ["MAX_UNITS", "derive", "view_confidences", "carry"]
 
 
 ROW_TABLE_TRIPLES = 4096   # triples from which view_confidences decodes every unit id into a table
@@ -176,3 +184,62 @@ def view_confidences(conn, triples: list[tuple], access, mask) -> list[tuple]:
         fc, hidden, best = facts.get(tuple(t), (None, False, None))
         out.append((*t, (best if hidden else fc) if fc is not None else None))
     return out
+
+
+def carry(store_path: str, old_base, header: dict, arrays: dict, new_base) -> int:
+    """Write each view file over ``old_base`` again over ``new_base`` (``old_base`` with the delta
+    ``header``/``arrays`` merged in: :func:`~thinkingdb.store.graphdelta.merge`), the same view at the same
+    store state, so it can still be derived from (:func:`derive`). Call under the graph file's lock,
+    after the merge. Returns how many files were carried; a file failing its checks is left (stale)."""
+    import numpy as np
+    from . import viewfile
+    from .graphdelta import _base_confs, compose, entry_orders
+    from .overlay import _decode
+    want_base = [old_base.stamp.generation, old_base.stamp.token, old_base.stamp.max_fact]
+    g = graph_path(store_path)
+    keys0 = rels0 = None
+    done = 0
+    for i in range(VIEW_FILES):
+        got = map_container(f"{g}.view{i}", viewfile.VIEW_MAGIC)
+        if got is None:
+            continue
+        head, arr, _ = got
+        try:
+            if head.get("view_format") != viewfile.VIEW_FORMAT or head.get("base") != want_base or \
+                    head.get("base_crc") != old_base.header.get("data_crc") or "mask" not in arr:
+                continue
+            at, fingerprint, n = Stamp(*head["stamp"]), head["fingerprint"], int(head["units"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        mask = np.unpackbits(np.asarray(arr["mask"], dtype=np.uint8), count=n).astype(bool)
+        view = viewfile.open_view(store_path, fingerprint, at, old_base)
+        if view is None:
+            continue
+        if view is viewfile.SAME:    # the full graph at its state: the same over any base (derive's prior is the store now)
+            done += viewfile.save_view(store_path, fingerprint, at, new_base, None, None, None, mask)
+            continue
+        if keys0 is None:
+            keys0, rels0 = np.array(old_base.symbols(), dtype=object), list(old_base.relations)
+            # the merged delta's triples, at their confidence in the old base (the view's where its delta lacks them)
+            d_keys = np.concatenate([keys0, np.array(_decode(arrays['new_sym_off'], arrays['new_sym_blob']), dtype=object)])
+            d_rels = np.array(rels0 + list(header["new_relations"]), dtype=object)
+            r, s, o = (np.asarray(arrays[k], dtype=np.int64) for k in ("e_r", "e_s", "e_o"))
+            c = _base_confs(old_base, old_base.n_symbols, len(rels0), r, s, o)
+            merged = _triples(d_keys, d_rels, r, s, o, c)
+        vh, va, _ = view
+        v_keys = np.concatenate([keys0, np.array(_decode(va['new_sym_off'], va['new_sym_blob']), dtype=object)])
+        v_rels = np.array(rels0 + list(vh["new_relations"]), dtype=object)
+        changes = merged + _triples(v_keys, v_rels, *(np.asarray(va[k], dtype=np.int64) for k in ("e_r", "e_s", "e_o")),
+                                    np.asarray(va["e_conf"], dtype=np.float64))
+        nh, na = compose(new_base, None, changes)      # a view's entry of a triple replaces the merged one
+        done += viewfile.save_view(store_path, fingerprint, at, new_base, nh, na, entry_orders(new_base.n_symbols, na),
+                                   mask)
+    return done
+
+
+def _triples(keys, rels, r, s, o, conf) -> list[tuple]:
+    """``(subject, relation, object, confidence or None)`` of entries in extended ids (NaN: absent)."""
+    import numpy as np
+    c = np.asarray(conf, dtype=object)
+    c[np.isnan(np.asarray(conf, dtype=np.float64))] = None
+    return list(zip(keys[s].tolist(), rels[r].tolist(), keys[o].tolist(), c.tolist()))
