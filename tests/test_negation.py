@@ -63,6 +63,20 @@ def test_cycle_through_negation_is_a_compile_error_naming_the_cycle():
                         "q needs r (rule q_rule), r needs p (rule r_rule)")
 
 
+def test_a_cycle_closed_by_a_declaration_is_a_compile_error_at_the_rule():
+    # b needs not c (rule r0); `relation b subrelation_of c` makes c need b: no stratum order exists.
+    # Before, the file compiled and ingested, and then every query of the store failed with no location.
+    text = "n1 h n5.\nrelation b subrelation_of c.\nrule r0: ?x h ?y, not ?x c ?y => ?x b ?y.\n"
+    with pytest.raises(ParseError) as info:
+        compile_source(text, "decl.tdb")
+    d = info.value.diagnostics[0]
+    assert (d.source, d.line, d.column, d.code) == ("decl.tdb", 3, 1, "cyclic_negation")
+    assert d.reason == ("the rules are not stratifiable: a cycle through negation: b needs not c (rule r0), "
+                        "c needs b (rule b_subrelation_of_c)")
+    for decl in ("relation c symmetric.", "relation c transitive.", "relation h subrelation_of c."):
+        compile_source(text.replace("relation b subrelation_of c.", decl))   # no cycle: these compile
+
+
 def test_self_negation_is_refused():
     with pytest.raises(ParseError, match="ok needs not ok"):
         compile_source("rule r: ?x a ?y, not ?x ok ?y => ?x ok ?y.")

@@ -278,9 +278,16 @@ class _Compiler:
 
     def stratify(self) -> None:
         rules = [r for r, _ in self.program.rules]
-        if not rules:   # nothing to order (a file of declarations or facts need not load stratify)
+        if not any(r.negated for r in rules):   # nothing can cycle through `not`: stratify need not load
             return
         from .stratify import StratificationError, strata
+        # a declaration is a rule too (engine.rules.compile_declaration, same names): `relation b
+        # subrelation_of c.` closes the cycle of `rule r: ..., not ?x c ?y => ?x b ?y.`
+        x, y = Var("x"), Var("y")
+        for d, _ in self.program.declarations:
+            head = d.other if d.kind in ("inverse", "subrelation_of") else d.relation
+            rules.append(Rule(f"{d.relation}_{d.kind}" + (f"_{d.other}" if d.other else ""),
+                              (Atom(x, d.relation, y),), Atom(x, head, y)))
         try:
             strata(rules)
         except StratificationError as exc:
