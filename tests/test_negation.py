@@ -77,6 +77,26 @@ def test_a_cycle_closed_by_a_declaration_is_a_compile_error_at_the_rule():
         compile_source(text.replace("relation b subrelation_of c.", decl))   # no cycle: these compile
 
 
+def test_an_ingest_that_closes_a_cycle_with_the_store_is_refused_and_changes_nothing(tmp_path):
+    # each file compiles alone; together b needs not c (rule r0) and c needs b (the declaration).
+    # Before, both ingests succeeded and then `? ?x c ?y.` itself failed with no file or line.
+    from thinkingdb.api import open_kb
+    from thinkingdb.errors import IngestError
+    (tmp_path / "decl.tdb").write_text("relation b subrelation_of c.\n")
+    (tmp_path / "rule.tdb").write_text("n1 h n5.\nn1 c n2.\nrule r0: ?x h ?y, not ?x c ?y => ?x b ?y.\n")
+    for first, second in (("decl.tdb", "rule.tdb"), ("rule.tdb", "decl.tdb")):
+        with open_kb(str(tmp_path / f"{first}.sqlite"), default_rules=False) as kb:
+            kb.ingest([str(tmp_path / first)])
+            before = kb.stats()
+            with pytest.raises(IngestError) as info:
+                kb.ingest([str(tmp_path / second)])
+            d = info.value.diagnostics[0]
+            assert (d.source, d.line, d.column, d.code) == (str(tmp_path / "rule.tdb"), 3, 1, "cyclic_negation")
+            assert "b needs not c (rule r0), c needs b (rule b_subrelation_of_c)" in d.reason
+            assert kb.stats() == before
+            assert len(kb.query("? ?x c ?y.").answers) == (1 if first == "rule.tdb" else 0)
+
+
 def test_self_negation_is_refused():
     with pytest.raises(ParseError, match="ok needs not ok"):
         compile_source("rule r: ?x a ?y, not ?x ok ?y => ?x ok ?y.")

@@ -202,6 +202,7 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
             store.record_source(source, kind, records)
         if rejects and not skip_invalid:
             raise IngestError([r.diagnostic for r in rejects])
+        _check_strata(store)
         writer.flush()
     if rejects and rejects_path:
         with open(rejects_path, "w", encoding="utf-8") as fh:
@@ -210,6 +211,25 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
     return IngestReport(totals["units"], totals["facts"], len(rejects), totals["rules"], totals["declarations"],
                         totals["aliases"], tuple(source for _, source in files),
                         rejects_path if rejects else None, tuple(sorted(notes.items())))
+
+
+def _check_strata(store: Store) -> None:
+    """Refuse an ingest after which the store's rules and declarations cycle through ``not``: each file
+    compiles alone, but a rule of one file and a declaration (or rule) of another can close a cycle, and
+    then every later question would fail with no place to look. Checked inside the transaction."""
+    c = store.conn
+    if c.execute("SELECT 1 FROM rules WHERE body LIKE '%\"negated\"%' LIMIT 1").fetchone() is None:
+        return   # no `not` premise anywhere: nothing can cycle through it
+    from ..engine.rules import StratificationError, compile_declarations, strata
+    decls = [d for d in store.declarations() if d.kind != "inverse"]   # inverses are stored oriented
+    try:
+        strata([r for r, _ in store.rule_rows()] + list(compile_declarations(decls)))
+    except StratificationError as exc:
+        row = c.execute("SELECT s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin WHERE r.name = ? "
+                        "ORDER BY r.origin DESC LIMIT 1", (exc.rule,)).fetchone()
+        source, line = row if row is not None else ("<store>", 0)
+        raise IngestError([Diagnostic(source, line, 1 if line else 0, f"{exc} (with the rules and declarations "
+                                      "already in the store)", code="cyclic_negation")]) from None
 
 
 def _check_units(store: Store, batch: Batch) -> None:
