@@ -62,6 +62,7 @@ class ConformanceError(Exception):
 
 
 _LITERAL = re.compile(r"\s*(not\s+|!\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*\Z", re.S)
+_NULLARY = re.compile(r"\s*(not\s+|!\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _TERM = re.compile(r'\s*(?:"([^"]*)"|(-?\d+)|([A-Za-z_][A-Za-z0-9_]*))\s*\Z')
 _TOKEN = re.compile(r'\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(<=|>=|!=|[-+*/%()<>=]))')
 _COMPARE = re.compile(r"(<=|>=|!=|<|>|=)")
@@ -140,6 +141,9 @@ def _item(text: str):
     if m is not None and _balanced(m.group(3)):
         args = [] if not m.group(3).strip() else [_argument(a) for a in _split(m.group(3))]
         return Literal(m.group(2), tuple(args), m.group(1) is not None)
+    m = _NULLARY.fullmatch(text)
+    if m is not None:   # a propositional atom (`q :- p.`): arity 0
+        return Literal(m.group(2), (), m.group(1) is not None)
     body = text.strip()
     while body.startswith("(") and body.endswith(")") and _balanced(body[1:-1]):
         body = body[1:-1].strip()
