@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import DocumentError, FieldError, ParameterError, check_text
+from ._bulk import BulkBuild
 from ._queries import KTH, IndexQueries
 from .search import QueryTerm, RoleBoost, candidates, clause_bounds, clause_lists, gather, kth_largest, pruned_gather
 from .segment import Segment
@@ -45,7 +46,7 @@ def _locked(method: _Method) -> _Method:
     return run  # type: ignore[return-value]
 
 
-class BM25Index(IndexQueries):
+class BM25Index(IndexQueries, BulkBuild):
     """A BM25F index over documents made of named text fields.
 
     ``fields`` is a plain ``str`` (meaning ``{"text": str}``) or a mapping from
