@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,8 @@ from hypothesis import strategies as st
 from thinkingdb.engine.chain import shape_of
 from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
-from thinkingdb.engine.query import evaluate, why
+from thinkingdb.engine.proofs import Proof
+from thinkingdb.engine.query import evaluate, noisy_or, why
 from thinkingdb.engine.rules import compile_declarations, default_rules, relevant_rules
 from test_bulk import mapped
 from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathInv, PathRel, Query, QueryPattern, Rule, Triple,
@@ -133,6 +135,39 @@ def test_chain_answers_equal_the_full_closure(graph, right, e_first, weight, kin
             assert dump(got)[0] == dump(full_at(limits.max_depth))[0], limits
         else:   # a node or derived-fact bound the general engine reports when it cuts
             assert dump(got) == want or got.truncated is not None, limits
+
+@settings(max_examples=150, deadline=None)
+@given(graph_and_constant(), st.booleans(), st.booleans(), st.sampled_from(("asserted", "transitive", "derived")),
+       st.booleans(), st.sampled_from((2, 3, 5)), st.sampled_from((None, 1, 2, 3)))
+def test_noisy_or_scores_come_without_proofs_and_the_proofs_read_later_are_the_full_closures(
+        graph, right, e_first, kind, bind_subject, k, depth):
+    # noisy-or ranks every answer by the scores of its k best proofs, read from the chain engine's
+    # versions and alternatives: no proof is built until one is read; read later (last answer first),
+    # they are the full closure's, and their noisy-or is the answer's score, float for float
+    fs, const = graph
+    g = FactGraph(fs)
+    rules = (chain_rule(right, e_first, 0.9),) + step_rules(kind)
+    s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
+    q = Query((QueryPattern(s, PathRel("t"), o),))
+    limits = Limits(max_depth=depth)
+    built = []
+    real = Proof.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(args[0] if args else None)
+        real(self, *args, **kwargs)
+    with mock.patch.object(Proof, "__init__", counting):
+        got = evaluate(q, g, rules, aggregate="noisy-or", k=k, limits=limits)
+        if got.stats is not None and got.stats.engine == "chain":
+            assert built == []
+    want = evaluate(q, g, rules, aggregate="noisy-or", k=k, limits=limits, goal_directed=False)
+    if got.stats is None or got.stats.engine != "chain":
+        return
+    assert [(a.bindings, a.score) for a in got.answers] == [(a.bindings, a.score) for a in want.answers]
+    for a, b in reversed(list(zip(got.answers, want.answers))):
+        assert [p.to_json() for p in a.proof] == [p.to_json() for p in b.proof]
+        assert noisy_or(p.score for p in a.proof) == a.score
+
 
 @settings(max_examples=100, deadline=None)
 @given(facts, st.booleans(), st.booleans(), st.sampled_from(("asserted", "derived")), st.sampled_from(SYMBOLS),

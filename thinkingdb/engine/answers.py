@@ -55,13 +55,36 @@ class Answer(Value):
         return out
 
 
-def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: int):
-    def build() -> list[Proof]:
-        keys = steps()
-        if isinstance(path, PathRel) and len(keys) == 1:
-            return view.evidence(keys[0], k) if k > 1 else view.fact_proofs(keys[0], 1)
-        return [path_proof(view, path, s, o, score, keys)]
-    return build
+class _Proofs:
+    """The proofs of one pattern match, built when called (a list: with ``k > 1`` the ``k``
+    strongest distinct ones, for noisy-or); :meth:`scores` gives their scores without building them
+    when the view can (``evidence_scores``: the chain engine), else from the proofs."""
+
+    __slots__ = ("view", "path", "s", "o", "score", "steps", "k")
+
+    def __init__(self, view, path: Path, s: int, o: int, score: float, steps, k: int) -> None:
+        self.view, self.path, self.s, self.o, self.score, self.steps, self.k = view, path, s, o, score, steps, k
+
+    def __call__(self) -> list[Proof]:
+        keys = self.steps()
+        if isinstance(self.path, PathRel) and len(keys) == 1:
+            view = self.view
+            return view.evidence(keys[0], self.k) if self.k > 1 else view.fact_proofs(keys[0], 1)
+        return [path_proof(self.view, self.path, self.s, self.o, self.score, keys)]
+
+    def scores(self) -> list[float]:
+        """The scores of the proofs :meth:`__call__` builds, in the same order."""
+        if not isinstance(self.path, PathRel):
+            return [self.score]   # (one path proof, scored by the walk)
+        fast = getattr(self.view, "evidence_scores", None)
+        if fast is None:
+            return [p.score for p in self()]
+        keys = self.steps()
+        return fast(keys[0], self.k) if len(keys) == 1 else [p.score for p in self()]
+
+
+def _proofs_builder(view, path: Path, s: int, o: int, score: float, steps, k: int) -> _Proofs:
+    return _Proofs(view, path, s, o, score, steps, k)
 
 
 def _conjoin(proofs: list[Proof], score: float) -> Proof:

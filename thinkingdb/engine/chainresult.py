@@ -457,6 +457,18 @@ class ChainResult(FactView):
             out.append(self._derived(key, n, c, depth, self._chain(self.tkey(c, goal), depth - 1, table)))
         return out[:k]
 
+    def evidence_scores(self, key, k: int) -> list[float]:
+        """The scores of :meth:`evidence`'s proofs, in its order, read from the kept versions and
+        alternatives without building a proof (noisy-or ranks every answer; few are printed)."""
+        if key[1] != self.T:
+            return [p.score for p in self.evidence(key, k)]
+        best = self.fact_score(key)
+        if best is None:
+            return []
+        if k == 1:
+            return [best]
+        return sorted([best] + [a[0] for a in self.alts.get(key, ())[:k]], reverse=True)[:k]
+
     def out(self, r: int, s: int) -> dict[int, float]:
         if r != self.T:
             return self.inner.out(r, s)

@@ -264,10 +264,10 @@ def _answers(view, names, rows, by_index, aggregate, kk, past_deadline):
         if not e & 4095 and past_deadline():
             break
         bindings = {nm: ids.sym_key(env[j]) for j, nm in enumerate(names)}
-        if aggregate == "noisy-or":
-            combos = _combine([builders[j] for j in by_index], kk)
-            score = noisy_or(c.score for c in combos)
-            make = (lambda combos=combos: tuple(combos))
+        if aggregate == "noisy-or":   # the scores now, the proofs when read
+            bs = [builders[j] for j in by_index]
+            score = noisy_or(combined_scores(bs, kk))
+            make = (lambda bs=bs: tuple(_combine(bs, kk)))
         else:
             make = (lambda bs=builders, score=score: _conjoin([bs[j]()[0] for j in by_index], score))
         answers.append(Answer(bindings, score, make))
@@ -303,27 +303,51 @@ def _reversed(steps):
 
 def _combine(builders, k: int) -> list[Proof]:
     """Up to ``k`` distinct proofs of a conjunction: its ``k`` best combinations of one proof per
-    pattern (highest product first; equal products in the order of the patterns' lists), found best
-    first: a combination leaves a heap only when none left is better, and brings in its successors
-    (one pattern's next proof by score), so about ``k`` times the patterns are made, not the product."""
-    import heapq
+    pattern (:func:`_top_choices`), each pattern's proofs built by its builder."""
     lists = [b() for b in builders]
-    order = [sorted(range(len(ps)), key=lambda j, ps=ps: -ps[j].score) for ps in lists]   # (stable)
+    choices = _top_choices([[p.score for p in ps] for ps in lists], k)
+    return [_conjoin([ps[j] for ps, j in zip(lists, idx)], score) for score, idx in choices]
+
+
+def combined_scores(builders, k: int) -> list[float]:
+    """The scores of :func:`_combine`'s proofs, in its order, without building the proofs when the
+    builders can score them (``scores()``: :class:`~thinkingdb.engine.answers._Proofs`): what
+    noisy-or needs to rank the answers, the same floats.
+
+    >>> combined_scores([lambda: [], ], 2)
+    []
+    """
+    return [score for score, _ in _top_choices(
+        [b.scores() if hasattr(b, "scores") else [p.score for p in b()] for b in builders], k)]
+
+
+def _top_choices(lists: list[list[float]], k: int) -> list[tuple[float, tuple[int, ...]]]:
+    """The ``k`` best combinations of one score per list, ``(product, index in each list)``, highest
+    product first (the product in list order, from 1.0); equal products in the order of the lists'
+    indices, each list read best first (stably). Found best first: a combination leaves a heap only
+    when none left is better, and brings in its successors (one list's next score), so about ``k``
+    times the lists are read, not the product.
+
+    >>> _top_choices([[0.5, 0.9], [1.0, 0.2]], 3)
+    [(0.9, (1, 0)), (0.5, (0, 0)), (0.18000000000000002, (1, 1))]
+    """
+    import heapq
+    order = [sorted(range(len(ps)), key=lambda j, ps=ps: -ps[j]) for ps in lists]   # (stable)
     if any(not ps for ps in lists):
         return []
 
     def entry(pos: tuple) -> tuple:
-        choice = tuple(ps[o[p]] for ps, o, p in zip(lists, order, pos))
+        idx = tuple(o[p] for o, p in zip(order, pos))
         score = 1.0
-        for p in choice:
-            score *= p.score
-        return -score, tuple(o[p] for o, p in zip(order, pos)), pos, choice
+        for ps, j in zip(lists, idx):
+            score *= ps[j]
+        return -score, idx, pos
 
     start = (0,) * len(lists)
     heap, seen, out = [entry(start)], {start}, []
     while heap and len(out) < k:
-        neg, _, pos, choice = heapq.heappop(heap)
-        out.append(_conjoin(list(choice), -neg))
+        neg, idx, pos = heapq.heappop(heap)
+        out.append((-neg, idx))
         for i, p in enumerate(pos):
             if p + 1 < len(lists[i]):
                 nxt = pos[:i] + (p + 1,) + pos[i + 1:]
