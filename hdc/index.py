@@ -1,13 +1,8 @@
 """The HDC index: unit field vectors in packed matrices, scored against a query by Hamming scans.
 
-Scoring (seed "retrieval strategies", SPEC §7), with ``h`` the Hamming distance of two field vectors::
-
-    sim        = 1 - h / dim
-    field      = max(0, 2 (sim - 0.5))  = max(0, 1 - 2h / dim)      (0.50 is chance agreement)
-    final      = 0.35 topic + 0.35 claim + 0.20 role + 0.10 acts    (absent field: 0)
-
 The query text is encoded once with :func:`hdc.encode_text` (compared with topic and claim) and once
-as a bag of tokens (compared with acts); the role term counts only when the caller names a role.
+as a bag of tokens (compared with acts); the role term counts only when the caller names a role. The
+scores and their weights are :mod:`hdc.scores`'.
 """
 
 from __future__ import annotations
@@ -25,35 +20,11 @@ from .errors import FieldError, IndexFormatError, ParamsError, UnknownUnitError
 from .ops import batch_hamming, similarity
 from .params import HDCParams
 from .persist import PathOrFile, read_index_file, write_index_file
+from .scores import FIELD_WEIGHTS, field_score, field_scores, final_score
 
 __all__ = ["HDCIndex", "FIELD_WEIGHTS", "field_score", "final_score", "tokenizer_name"]
 
-#: Fixed weights of the final score (seed "retrieval strategies"); they sum to 1.
-FIELD_WEIGHTS: Mapping[str, float] = {"topic": 0.35, "claim": 0.35, "role": 0.20, "acts": 0.10}
 _MATRIX_FIELDS = ("topic", "claim", "acts")
-
-
-def field_score(sim: float) -> float:
-    """``max(0, 2 (sim - 0.5))``: 0 at chance (0.5) or below, 1 for identical vectors.
-
-    >>> field_score(1.0), field_score(0.75), field_score(0.4)
-    (1.0, 0.5, 0.0)
-    """
-    return max(0.0, 2.0 * (sim - 0.5))
-
-
-def final_score(topic: float = 0.0, claim: float = 0.0, role: float = 0.0, acts: float = 0.0) -> float:
-    """``0.35 topic + 0.35 claim + 0.20 role + 0.10 acts`` over field scores in [0, 1].
-
-    >>> final_score(topic=1.0, role=1.0)
-    0.55
-    """
-    w = FIELD_WEIGHTS
-    return w["topic"] * topic + w["claim"] * claim + w["role"] * role + w["acts"] * acts
-
-
-def _field_scores(dist: npt.NDArray[np.int32], dim: int) -> npt.NDArray[np.float64]:
-    return np.maximum(0.0, 1.0 - (2.0 / dim) * dist)
 
 
 def tokenizer_name(tokenizer: TokenizerFn | None) -> str:
@@ -290,7 +261,7 @@ class HDCIndex:
                 out[f] = np.zeros(size)
                 continue
             dist = batch_hamming(vec, self._mat[f][:n], rows=rows)
-            out[f] = np.where(self._has[f][sel], _field_scores(dist, dim), 0.0)
+            out[f] = np.where(self._has[f][sel], field_scores(dist, dim), 0.0)
         role_scores = np.zeros(len(self._roles) + 1)  # the last entry serves code -1 (no role)
         if q.role is not None:
             for code, name in enumerate(self._roles):
