@@ -15,7 +15,7 @@ rows of a subject split between chunks). Per head key the best derivation is kep
 semi-naive engine keeps it: highest score (``(w * c1) * c2``, the same float operations in the same
 order), then the canonical order (rule name, then the premise keys' canonical ranks). Asserted head
 facts are dropped. Results stay in numpy arrays (key, join symbol, rule, score: 22 bytes a fact);
-proofs are built on request.
+proofs are built on request (:mod:`~thinkingdb.engine.nonrecursiveresult`).
 
 Bounds: ``max_depth >= 1`` cannot cut anything (there is no second round); ``max_depth = 0`` falls
 back. ``max_nodes`` and seeded scopes filter the edges (a rule without constants cannot bring in a
@@ -33,8 +33,7 @@ import numpy as np
 from ..model import Limits
 from .graph import relation_arrays
 from .oneround import _Shape
-from .proofs import Proof
-from .results import FactView
+from .nonrecursiveresult import Heads, OneRoundResult
 
 CHUNK = 1 << 15   # 2-path candidates materialised at once (about 100 bytes each, transiently; 1 << 17 was
                   # no faster at 100k and 1M edges and held 8 MB more)
@@ -92,11 +91,11 @@ def run_one_round(g, ids, rules, shapes: list[_Shape], scope, limits: Limits, de
     except _Deadline:
         return OneRoundResult(g, ids, rules, {}, n_syms, "time", firings)
     edge_cache.clear()
-    heads: dict[int, _Heads] = {}
+    heads: dict[int, Heads] = {}
     for h in list(pieces):
         outs = pieces.pop(h)
         if outs:
-            heads[h] = outs[0] if len(outs) == 1 else _Heads.concat(outs, consume=True)
+            heads[h] = outs[0] if len(outs) == 1 else Heads.concat(outs, consume=True)
             del outs
     truncated = None
     total = sum(len(v.key) for v in heads.values())
@@ -171,7 +170,7 @@ def _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, che
     asserted = _asserted_keys(g, h, n_syms, scope_np)
 
     total = int(cum[-1])
-    outs: list[_Heads] = []
+    outs: list[Heads] = []
     carry = None
     i0, m = 0, len(x)
     while i0 < m:
@@ -193,10 +192,10 @@ def _join_head(g, h, group, edges, n_syms, sr, name_rank, weights, scope_np, che
         score = weights[kr] * np.where(pd, ca, cb) * np.where(pd, cb, ca)   # (w * c_p) * c_q
         del ca, cb
         key = ks * n_syms + kz
-        cand = _Heads(key, ky, kr, score)
+        cand = Heads(key, ky, kr, score)
         del ks, kz, ky, kr, score, key, pd
         if carry is not None:
-            cand = _Heads.concat([carry, cand])
+            cand = Heads.concat([carry, cand])
         best = _best(cand, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj)
         del cand
         carry = None
@@ -221,7 +220,7 @@ def _asserted_keys(g, h, n_syms, scope_np):
     return np.sort(s.astype(np.int64) * n_syms + o) if len(s) else None
 
 
-def _best(cand: _Heads, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj) -> _Heads:
+def _best(cand: Heads, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj) -> Heads:
     """Per key, the highest score, then the canonical premise order; sorted by key."""
     if not len(cand.key):
         return cand
@@ -257,153 +256,3 @@ def _best(cand: _Heads, n_syms, sr, name_rank, p_drives, p_key_subj, q_key_subj)
         winners = np.concatenate([winners, contested[o2[firsts]]])
         winners.sort()
     return cand.take(winners)
-
-
-class _Heads:
-    """Derived facts of one head relation: sorted ``key = subject * n + object``, the join symbol,
-    the rule index and the score."""
-
-    __slots__ = ("_rev", "key", "rule", "score", "y")
-
-    def __init__(self, key, y, rule, score) -> None:
-        self.key, self.y, self.rule, self.score = key, y, rule, score
-        self._rev = None
-
-    def take(self, idx) -> _Heads:
-        return _Heads(self.key[idx], self.y[idx], self.rule[idx], self.score[idx])
-
-    @staticmethod
-    def concat(parts, consume: bool = False) -> _Heads:
-        """The parts one after the other; ``consume``: each column of the parts is released once it
-        is copied (the parts are unusable after), so the copy never holds two of every column."""
-        cols = []
-        for a in ("key", "y", "rule", "score"):
-            cols.append(np.concatenate([getattr(p, a) for p in parts]))
-            if consume:
-                for p in parts:
-                    setattr(p, a, None)
-        return _Heads(*cols)
-
-    def find(self, k: int) -> int:
-        i = int(np.searchsorted(self.key, k))
-        return i if i < len(self.key) and int(self.key[i]) == k else -1
-
-
-class _DIn:
-    """What :func:`thinkingdb.engine.query._all_starts` reads as ``view._store.d_in``: derived objects per relation."""
-
-    def __init__(self, res: OneRoundResult) -> None:
-        self._res = res
-
-    @property
-    def d_in(self) -> _DIn:   # not an attribute: ``self.d_in = self`` would be a reference cycle
-        return self
-
-    def get(self, r, default=None):
-        v = self._res._heads.get(r)
-        return default if v is None else np.unique(v.key % self._res._n).tolist()
-
-
-class OneRoundResult(FactView):
-    """A :class:`~thinkingdb.engine.results.ClosureResult` look-alike over the one-round join's arrays."""
-
-    def __init__(self, g, ids, rules, heads: dict[int, _Heads], n_syms: int, truncated, firings: int) -> None:
-        self.g, self.ids, self.rules = g, ids, rules
-        self._heads, self._n = heads, n_syms
-        self.truncated = truncated
-        self.firings = firings
-        self.stats = None
-
-    @property
-    def _store(self) -> _DIn:   # a fresh object each time: a stored one would make a reference cycle
-        return _DIn(self)
-
-    @property
-    def derived(self):
-        from .results import _DerivedView
-        return _DerivedView(self)
-
-    @property
-    def derived_count(self) -> int:
-        return sum(len(v.key) for v in self._heads.values())
-
-    def derived_keys(self):
-        n = self._n
-        for h, v in self._heads.items():
-            for k in v.key.tolist():
-                yield (k // n, h, k % n)
-
-    def _locate(self, key):
-        v = self._heads.get(key[1])
-        if v is None or key[0] >= self._n or key[2] >= self._n:
-            return None, -1
-        return v, v.find(key[0] * self._n + key[2])
-
-    def is_derived(self, key) -> bool:
-        return self._locate(key)[1] >= 0
-
-    def depth(self, triple):   # every derived fact is one round deep: no proof needs building
-        key = self.ids.key(triple)
-        if key is None:
-            return None
-        if self.asserted(key) is not None:
-            return 0
-        return 1 if self.is_derived(key) else None
-
-    def fact_score(self, key):
-        c = self.asserted(key)
-        if c is not None:
-            return c
-        v, i = self._locate(key)
-        return None if i < 0 else float(v.score[i])
-
-    def fact_proof(self, key):
-        c = self.asserted(key)
-        if c is not None:
-            return Proof.asserted(self.ids.triple(key), c)
-        v, i = self._locate(key)
-        if i < 0:
-            return None
-        rule = self.rules[int(v.rule[i])]
-        y = int(v.y[i])
-        binding = {rule.head.subject: key[0], rule.head.object: key[2]}
-        prems = []
-        for p in rule.premises:
-            s = binding.get(p.subject, y)
-            o = binding.get(p.object, y)
-            pk = (s, self.ids.rel(p.relation), o)
-            prems.append(Proof.asserted(self.ids.triple(pk), self.g._out[pk[1]][s][o]))
-        return Proof.derived(self.ids.triple(key), rule.name, rule.weight, tuple(prems))
-
-    def out(self, r: int, s: int) -> dict[int, float]:
-        res = super().out(r, s)
-        v = self._heads.get(r)
-        if v is not None and s < self._n:
-            lo, hi = np.searchsorted(v.key, [s * self._n, (s + 1) * self._n])
-            for k, sc in zip((v.key[lo:hi] % self._n).tolist(), v.score[lo:hi].tolist()):
-                res[k] = sc
-        return res
-
-    def inn(self, r: int, o: int) -> dict[int, float]:
-        res = super().inn(r, o)
-        v = self._heads.get(r)
-        if v is not None and o < self._n:
-            if v._rev is None:
-                rk = (v.key % self._n) * self._n + v.key // self._n
-                order = np.argsort(rk, kind="stable")
-                v._rev = (rk[order], order)
-            rk, order = v._rev
-            lo, hi = np.searchsorted(rk, [o * self._n, (o + 1) * self._n])
-            for s, i in zip((rk[lo:hi] % self._n).tolist(), order[lo:hi].tolist()):
-                res[s] = float(v.score[i])
-        return res
-
-    def subjects(self, r: int) -> list[int]:
-        v = self._heads.get(r)
-        extra = [] if v is None else np.unique(v.key // self._n).tolist()
-        return sorted(set(super().subjects(r)) | set(extra))
-
-    def objects(self, r: int) -> list[int]:
-        v = self._heads.get(r)
-        extra = [] if v is None else np.unique(v.key % self._n).tolist()
-        return sorted(set(super().objects(r)) | set(extra))
