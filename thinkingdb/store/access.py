@@ -12,6 +12,12 @@ The rules, applied before any lane or the closure sees anything:
 * a **fact** is visible iff at least one of its provenance records is visible: a visible unit, or a
   source outside any unit (a ``.tdb`` or ``.tsv`` file) — **facts asserted outside units are public**.
   A fact stated only by hidden units is hidden, even if a visible unit could be asked about it.
+* a provenance record naming a unit the store does not hold (a *dangling* unit id: left by the
+  low-level ``Store`` API — ``add_facts`` with an id no unit has, a unit row deleted under its facts;
+  ingest never makes one) is **not visible to anyone**: an unknown unit is not a visible one, so
+  access fails closed. A fact whose only records are dangling is hidden from every caller, even one
+  who sees every unit; with a visible unit's record or a record outside units too it is visible at
+  the best of *those*; once a unit of that id is ingested, the record follows that unit's visibility.
 
 A caller that names nothing (``Caller()``) sees public units only. There is no "see everything" caller.
 
@@ -36,7 +42,8 @@ from ..errors import ValidationError
 from ..model import Triple
 from ..values import Value
 
-__all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "View", "CallerView", "FactAccess", "public_view"]
+__all__ = ["Caller", "parse_date", "unit_visible", "AccessTable", "AccessRows", "View", "CallerView", "FactAccess",
+           "public_view"]
 
 
 def _norm(tag: str) -> str:
@@ -159,6 +166,13 @@ class View(Value):
         return [ids[i] for i in np.flatnonzero(self.mask).tolist()]
 
 
+class AccessRows(list):
+    """The rows of :meth:`AccessTable.from_rows` and the ``dangling`` unit ids: named by provenance
+    records, held by no unit (what :func:`~thinkingdb.store.stateread.read_access` returns)."""
+
+    dangling: tuple = ()
+
+
 def _fingerprint(packed_mask: bytes, n: int) -> str:
     import hashlib   # (its OpenSSL bindings cost a cold question ~2 ms; a store without units never needs them)
     digest = hashlib.blake2b(packed_mask, digest_size=12)
@@ -178,6 +192,14 @@ class AccessTable:
     ['a', 'b']
     """
 
+    dangling: tuple = ()
+    """Sorted unit ids that provenance records name and the table does not hold (module docstring:
+    not visible to anyone). While any exists no view is ``everything``: a caller who sees every unit
+    still must not see the facts only they assert. Exact when the table is read whole
+    (:func:`~thinkingdb.store.stateread.read_access`); after :meth:`patched` it may keep an id whose
+    records were all deleted since (that only costs such a caller a view file, never an answer). A table
+    made from units alone (``AccessTable(units)``) knows none."""
+
     def __init__(self, units: Iterable) -> None:
         self._build((u.id, u.acl, u.region, u.effective_from, u.effective_to) for u in units)
 
@@ -192,6 +214,7 @@ class AccessTable:
         """
         t = cls.__new__(cls)
         t._build(rows)
+        t.dangling = tuple(getattr(rows, "dangling", ()))
         return t
 
     def _build(self, rows: Iterable[tuple]) -> None:
@@ -224,7 +247,8 @@ class AccessTable:
 
     @classmethod
     def from_arrays(cls, ids: Callable[[], list[str]] | tuple, n: int, groups: list, regions: list[str],
-                    group: np.ndarray, region: np.ndarray, start: np.ndarray, end: np.ndarray) -> "AccessTable":
+                    group: np.ndarray, region: np.ndarray, start: np.ndarray, end: np.ndarray,
+                    dangling: Iterable[str] = ()) -> "AccessTable":
         """The table from its columns as arrays (:meth:`columns`; read from a file by
         :func:`~thinkingdb.store.viewfile.load_access`); ``ids``: ``(offsets, utf-8 blob)`` of the unit
         ids, sorted, decoded when first needed (or a function giving them)."""
@@ -236,6 +260,7 @@ class AccessTable:
         t._region_of = {name: i for i, name in enumerate(regions)}
         t._group, t._region, t._from, t._to = group, region, start, end
         t._columns = None
+        t.dangling = tuple(dangling)
         return t
 
     def _id_bytes(self, i: int) -> bytes:
@@ -269,11 +294,13 @@ class AccessTable:
             return i if self.ids[i] == uid else -1
         return i if self._id_bytes(i) == uid.encode("utf-8", "surrogatepass") else -1
 
-    def patched(self, changed: Iterable[str], rows: Iterable[tuple]) -> "AccessTable":
+    def patched(self, changed: Iterable[str], rows: Iterable[tuple], named: Iterable[str] = ()) -> "AccessTable":
         """The table with the units ``changed`` replaced by ``rows`` (the current
         ``(id, acl, region, effective_from, effective_to)`` of those that exist; :meth:`from_rows`'s),
         computed from the columns without reading the other units again. Each unit's columns are
         made as :meth:`from_rows` makes them, so every view's mask is the table read whole's.
+        ``named``: ids that provenance records name now and no unit holds, among those the writes could
+        have made dangling (:attr:`dangling` gains them and loses the ids ``rows`` holds).
 
         >>> t = AccessTable.from_rows([("a", (), "", "", ""), ("b", ("x",), "", "", ""), ("c", (), "EU", "", "")])
         >>> p = t.patched(["a", "b", "bb"], [("b", (), "", "", ""), ("bb", ("y",), "", "", "2020-01-01")])
@@ -301,6 +328,8 @@ class AccessTable:
         out = [np.insert(np.delete(a, drop), at, np.asarray(c, dtype=a.dtype))
                for a, c in zip((self._group, self._region, self._from, self._to), cols)]
         n = self._n - len(drop) + len(rows)
+        held = {r[0] for r in rows}
+        dangling = tuple(sorted({u for u in self.dangling if u not in held} | set(named)))
         if self._ids is None and self.id_arrays is not None:      # the ids stay bytes
             off, blob = self.id_arrays
             enc = [r[0].encode("utf-8") for r in rows]
@@ -327,8 +356,9 @@ class AccessTable:
             ids = list(heapq.merge([u for i, u in enumerate(self.ids) if i not in gone], [r[0] for r in rows]))
         regions = sorted(region_of, key=region_of.__getitem__)
         if isinstance(ids, tuple):
-            return AccessTable.from_arrays(ids, n, [sorted(g) for g in groups], regions, *out)
+            return AccessTable.from_arrays(ids, n, [sorted(g) for g in groups], regions, *out, dangling=dangling)
         t = AccessTable.__new__(AccessTable)
+        t.dangling = dangling
         t._ids, t._n, t._row, t.id_arrays, t._load_ids = ids, n, None, None, None
         t._groups, t._region_of = groups, region_of
         t._group, t._region, t._from, t._to = out
@@ -385,7 +415,8 @@ class AccessTable:
         day = int(on.strftime("%Y%m%d"))
         mask &= (self._from <= day) & (day <= self._to)
         count = int(mask.sum())
-        return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count, count == self._n)
+        return View(mask, _fingerprint(np.packbits(mask).tobytes(), len(mask)), count,
+                    count == self._n and not self.dangling)
 
 
 class CallerView(Value):
@@ -424,13 +455,42 @@ def public_view(state, store) -> CallerView:
     and public rule, no unit visible — what :meth:`~thinkingdb.retrieval.lanes.Lanes.caller_view`
     gives there, without loading the lanes (a plain question, issue 20). Labels are read on first use."""
     got: list = []
+    graph = _without_dangling(state, store)
 
     def labels() -> dict[str, str]:
         if not got:
-            got.append(visible_labels(store.labels(), state.graph))
+            got.append(visible_labels(store.labels(), graph))
         return got[0]
-    return CallerView(AccessTable(()).view(Caller(), None), state.graph, state.rules_for(_nothing), _nothing,
-                      labels)
+    table = AccessTable(())
+    table.dangling = () if graph is state.graph else ("?",)
+    return CallerView(table.view(Caller(), None), graph, state.rules_for(_nothing), _nothing, labels)
+
+
+def _without_dangling(state, store):
+    """``state.graph`` less what only provenance records of unknown units assert (in a store without
+    units every record naming a unit is one: visible to no one), at the best confidence of the others;
+    the graph itself when no record names a unit (one index probe)."""
+    reader = getattr(state, "reader", None)
+
+    def read(fn):
+        return reader.read(fn) if reader is not None and reader.stamp is not None else fn(store.conn)
+    if not read(lambda conn: conn.execute("SELECT 1 FROM provenance WHERE unit_id IS NOT NULL LIMIT 1").fetchone()):
+        return state.graph
+    from .graphdelta import restricted
+    from .viewfile import hidden_changes
+    changes = read(lambda conn: hidden_changes(conn, []))
+    if not changes:
+        return state.graph
+    got = restricted(state.graph, changes)
+    if got is not None:
+        return got
+    from ..engine.graph import FactGraph
+    from ..model import Fact
+    drop = {Triple(s, r, o): c for s, r, o, c in changes}
+    g = FactGraph()
+    g.add_many(f if f.triple not in drop else Fact(f.subject, f.relation, f.object, drop[f.triple])
+               for f in state.graph.facts() if drop.get(f.triple, f.confidence) is not None)
+    return g
 
 
 def _nothing(unit_id: str) -> bool:

@@ -99,7 +99,9 @@ class StoreUnits:
 def read_access(conn, ids: list[str] | None = None) -> list[tuple[str, tuple[str, ...], str, str, str]]:
     """``(id, acl, region, effective_from, effective_to)`` of every unit (or of those of ``ids`` that
     exist), in id order (the order of ``Store.units``): what :class:`~thinkingdb.store.access.AccessTable`
-    needs, without the units' text."""
+    needs, without the units' text. Read whole (no ``ids``), an
+    :class:`~thinkingdb.store.access.AccessRows` whose ``dangling`` are the unit ids provenance
+    records name and no unit holds (one pass over the provenance index: ~0.15 s at 1M records)."""
     import json   # (a store with units only: a question on one without does not load json here)
     acls: dict[str | None, tuple[str, ...]] = {}
     out = []
@@ -112,19 +114,40 @@ def read_access(conn, ids: list[str] | None = None) -> list[tuple[str, tuple[str
         if tags is None:
             tags = acls[acl] = tuple(json.loads(acl or "[]"))
         out.append((uid, tags, region or "", start or "", end or ""))
-    return out
+    if ids is not None:
+        return out
+    from .access import AccessRows
+    rows = AccessRows(out)
+    held = {r[0] for r in out}
+    rows.dangling = tuple(u for (u,) in conn.execute(
+        "SELECT DISTINCT unit_id FROM provenance WHERE unit_id IS NOT NULL ORDER BY unit_id") if u not in held)
+    return rows
 
 
-def read_changed_access(conn, old, new) -> tuple[list[str], list[tuple]] | None:
-    """``(ids, rows)``: the units whose rows the writes from store state ``old`` to ``new`` changed, and
-    the :func:`read_access` rows of those that exist at ``new`` (``conn`` sees ``new``); None when the
+def read_changed_access(conn, old, new) -> tuple[list[str], list[tuple], list[str]] | None:
+    """``(ids, rows, named)``: the units whose rows the writes from store state ``old`` to ``new``
+    changed, the :func:`read_access` rows of those that exist at ``new`` (``conn`` sees ``new``), and
+    the dangling ids the writes may have made — among those units and the units of the provenance
+    records of the triples they touched, those some record names and no unit holds; None when the
     change log does not cover those writes (:func:`~thinkingdb.store.changelog.chain`)."""
+    import json
     from .changelog import chain
     got = chain(conn, old, new)
     if got is None:
         return None
     ids = sorted(got.units)
-    return ids, (read_access(conn, ids) if ids else [])
+    rows = read_access(conn, ids) if ids else []
+    named: list[str] = []
+    if ids or got.triples:
+        named = [u for (u,) in conn.execute(
+            "WITH t(s, r, o) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
+            "json_extract(value, '$[2]') FROM json_each(?1)), "
+            "c(id) AS (SELECT value FROM json_each(?2) UNION SELECT p.unit_id FROM t JOIN facts f ON f.subject = t.s "
+            "  AND f.relation = t.r AND f.object = t.o JOIN provenance p ON p.fact = f.id WHERE p.unit_id IS NOT NULL) "
+            "SELECT c.id FROM c WHERE c.id NOT IN (SELECT id FROM units) AND "
+            "EXISTS (SELECT 1 FROM provenance p WHERE p.unit_id = c.id) ORDER BY c.id",
+            (json.dumps(sorted(got.triples)), json.dumps(ids)))]
+    return ids, rows, named
 
 
 def read_changed_topics(conn, old, new) -> tuple[list[str], list[tuple]] | None:

@@ -142,8 +142,8 @@ def _differing(access, mask, units: dict, packed, n_old: int, fingerprint: str) 
 
 def view_confidences(conn, triples: list[tuple], access, mask) -> list[tuple]:
     """``(s, r, o, confidence or None)`` of each of ``triples`` in the view ``mask``: absent when no
-    fact holds it; its ``facts`` confidence when no hidden unit asserts it; else its best assertion
-    outside units or by a visible unit (None: none) — the rule of
+    fact holds it; its ``facts`` confidence when no hidden or unknown unit asserts it; else its best
+    assertion outside units or by a visible unit (None: none) — the rule of
     :func:`~thinkingdb.store.viewfile.hidden_changes`, one triple at a time."""
     if len(triples) > ROW_TABLE_TRIPLES:     # many rows: every id decoded once beats a search per unit
         rows = access.row
@@ -172,9 +172,7 @@ def view_confidences(conn, triples: list[tuple], access, mask) -> list[tuple]:
             visible = True
         else:
             i = row(uid)
-            if i < 0:          # a unit the store does not hold: neither hides nor shows the fact
-                continue
-            visible = bool(mask[i])
+            visible = i >= 0 and bool(mask[i])   # a unit the store does not hold is visible to no one
             if not visible:
                 got[1] = True
         if visible and (got[2] is None or pc > got[2]):
