@@ -476,3 +476,26 @@ def test_a_merge_into_a_new_base_carries_the_view_files(tmp_path, counts, monkey
         if has_units:          # (a store without units keeps no view files: public_view computes its one view)
             assert counts["computed"] == computed, (ops, carried, counts)
     assert sum(carried) > 0 and counts["derived"] > 0, (ops, carried, counts)
+
+
+def test_a_topic_whose_last_unit_goes_is_dropped_not_saved_empty(tmp_path, counts):
+    """Retracting the only unit about a topic, or moving it to another topic, leaves no key with zero
+    unit ids in the derived index (which topicfile.save refuses and a read rejects)."""
+    from thinkingdb.store import topicfile
+    db = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(db, default_rules=False) as kb:
+        kb.ingest([_write_units(str(tmp_path / "a.jsonl"), [{"id": "a1", "topic": "s1", "triples": [["s1", "r", "s2"]]},
+                                                            {"id": "a2", "topic": "s2", "triples": [["s2", "r", "s3"]]}])])
+        kb.ingest([_write_units(str(tmp_path / "b.jsonl"), [{"id": "b1", "topic": "s3", "triples": [["s3", "r", "s1"]]}])])
+    _topics_match(db)
+    with KnowledgeBase(db, default_rules=False) as kb:
+        with kb.store.transaction():
+            kb.store.retract_source(str(tmp_path / "b.jsonl"))       # s3's only unit
+        with kb.store.transaction():
+            kb.store.conn.execute("UPDATE units SET topic = 's1' WHERE id = 'a2'")   # s2's only unit moves to s1
+    before = counts["topics_derived"]
+    _topics_match(db)
+    assert counts["topics_derived"] == before + 1
+    with KnowledgeBase(db, default_rules=False) as kb:
+        got = topicfile.load(db, store_stamp(kb.store))
+    assert got is not None and got.to_dict() == {"s1": ["a1", "a2"]}

@@ -121,9 +121,20 @@ class TopicMap:
 
 
 def save(store_path: str, stamp: Stamp, topics: dict[str, list[str]]) -> bool:
-    """Write the topic index of the store at ``stamp``; False when it cannot be written."""
+    """Write the topic index of the store at ``stamp``; False when it cannot be written. Every key
+    has at least one unit id (a key without is never made: :func:`derive` drops a key whose last unit
+    went, and the index made whole only adds keys with a unit; a file holding one is refused on read).
+
+    >>> save("kb.sqlite", Stamp(1, "t", 1), {"gone": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: topic key 'gone' has no unit ids
+    """
     import numpy as np
     keys = sorted(topics)
+    for k in keys:
+        if not topics[k]:
+            raise ValueError(f"topic key {k!r} has no unit ids")
     ids = [u for k in keys for u in topics[k]]
     ptr = np.zeros(len(keys) + 1, dtype=np.int64)
     if keys:
