@@ -17,7 +17,6 @@ from lark.exceptions import LarkError, UnexpectedInput, VisitError
 from . import ast
 from .ast import KEYWORDS  # noqa: F401 (KEYWORDS: also read by thinkingdb.store.tdbfile)
 from .builder import ANONYMOUS, number, state, unquote as _unquote  # noqa: F401 (ANONYMOUS: as before the split)
-from .diagnose import collect_errors
 from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
 from .lalr import run
 
@@ -92,6 +91,7 @@ def parse(text: str, source: str = "<string>") -> ast.Document:
             statements.extend(found)
             errors.extend(errs)
         except (UnexpectedInput, VisitError, LarkError):
+            from .diagnose import collect_errors  # noqa: PLC0415 (a source without errors never needs it)
             diagnostics.extend(collect_errors(text, source, chunk, pending_start))
         except RecursionError:   # e.g. 20,000 nested ^ or parentheses: a statement too deep to build
             diagnostics.append(make_diagnostic(text, source, pending_start, 1, "this statement is nested too "

@@ -120,7 +120,8 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         return _goal_directed(g, ids, rules, tuple(goals), limits, alternatives, deadline, t0, engine, exact_steps)
     from . import oneround, seminaive  # noqa: PLC0415 (the engines' dispatch: not loaded by a single-source question)
     from . import plan as colplan  # noqa: PLC0415
-    scope, scope_list, truncated = _scope(g, ids, seeds, constants, limits.max_nodes, via)
+    from .scope import scope_of  # noqa: PLC0415 (full and seeded runs only: a question's scope is its demand)
+    scope, scope_list, truncated = scope_of(g, ids, seeds, constants, limits.max_nodes, via)
     if (engine == "auto" and _small(g) and _fast_plan(g, rules, limits, alternatives, scope) is None
             and oneround.one_round_plan(rules, limits, alternatives) is None
             and colplan.unsupported(rules, alternatives) is None):   # (the fast paths build their own proofs)
@@ -247,7 +248,8 @@ def _stratified(g, ids, rules, constants, goals, limits, alternatives, deadline,
                                  len(scope_list), (time.perf_counter() - t0) * 1000, fallback=needs(rules),
                                  tables=d.tables)
         return res
-    scope, scope_list, truncated = _scope(g, ids, None, constants, limits.max_nodes, None)
+    from .scope import scope_of  # noqa: PLC0415
+    scope, scope_list, truncated = scope_of(g, ids, None, constants, limits.max_nodes, None)
     res, rounds, firings = stratified_closure(g, ids, rules, scope, scope_list, truncated, limits,
                                               alternatives, deadline)
     res.stats = ClosureStats("stratified", _asserted_in_scope(g, scope, scope_list), res.derived_count, rounds, firings,
@@ -379,50 +381,3 @@ def _single_source(g, ids, rules, goals, limits, alternatives, deadline, t0):
         res.stats = ClosureStats("transitive", res.asserted_in_scope, res.derived_count, 1, 0, res.nodes,
                                  (time.perf_counter() - t0) * 1000)
     return res
-
-
-def _scope(g: FactGraph, ids: Ids, seeds, constants, max_nodes, via):
-    """The symbols the run may touch, as a bytearray flag per id (None: everything): the seeds, then
-    the rules' constants, then breadth-first layers in canonical order, up to ``max_nodes``; layers
-    follow both directions of the ``via`` relations."""
-    n_ids = ids.n_syms
-    sym_rank, rel_rank = g.ranks()
-    if seeds is None:
-        if max_nodes is None or max_nodes >= n_ids:
-            return None, None, None
-        order = sorted(range(n_ids), key=ids.sym_rank)[:max_nodes]
-        scope = bytearray(n_ids)
-        for s in order:
-            scope[s] = 1
-        return scope, order, "nodes"
-    seed_ids = sorted({ids.sym(s) for s in seeds}, key=ids.sym_rank)
-    seed_ids += [c for c in constants if c not in set(seed_ids)]
-    n_ids = ids.n_syms
-    scope = bytearray(n_ids)
-    truncated = None
-    if max_nodes is not None and len(seed_ids) > max_nodes:
-        seed_ids, truncated = seed_ids[:max_nodes], "nodes"
-    for s in seed_ids:
-        scope[s] = 1
-    members = list(seed_ids)
-    rels = range(len(g._out)) if via is None else [r for r in (g.relation_id(v) for v in via) if r is not None]
-    outs, ins = [g._out[r] for r in rels], [g._in[r] for r in rels]
-    layer = [s for s in seed_ids if s < len(g._syms)]
-    while layer and truncated is None:
-        nxt: set[int] = set()
-        for s in layer:
-            for index in outs:
-                row = index.get(s)
-                if row:
-                    nxt.update(o for o in row if not scope[o])
-            for index in ins:
-                col = index.get(s)
-                if col:
-                    nxt.update(x for x in col if not scope[x])
-        layer = sorted(nxt, key=sym_rank.__getitem__)
-        if max_nodes is not None and len(members) + len(layer) > max_nodes:
-            layer, truncated = layer[:max_nodes - len(members)], "nodes"
-        for s in layer:
-            scope[s] = 1
-        members.extend(layer)
-    return scope, members, truncated
