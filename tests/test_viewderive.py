@@ -499,3 +499,25 @@ def test_a_topic_whose_last_unit_goes_is_dropped_not_saved_empty(tmp_path, count
     with KnowledgeBase(db, default_rules=False) as kb:
         got = topicfile.load(db, store_stamp(kb.store))
     assert got is not None and got.to_dict() == {"s1": ["a1", "a2"]}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_prime_makes_the_files_a_first_question_would(tmp_path, counts, monkeypatch, seed):
+    """After a write the log does not record (as a bulk ingest), viewprime.prime writes the access table
+    and the anonymous view file; the next question reads them (nothing computed or derived), and they
+    equal the oracle and the files computed whole, array for array."""
+    from thinkingdb.store.viewprime import prime
+    world = World(tmp_path, seed)
+    assert _anon_rows(world.db) == _oracle(world.db, Caller(), DAYS[0])
+    monkeypatch.setattr(changelog, "MAX_LOGGED", 0)           # every write is a gap
+    world._ingest_units(3)
+    with KnowledgeBase(world.db, default_rules=False) as kb:
+        gen = kb.store.current_generation()
+        assert kb.store.conn.execute("SELECT count(*) FROM change_log WHERE generation = ?", (gen,)).fetchone()[0] == 0
+        got = prime(kb.store, Caller(), DAYS[0])
+        assert got in ("computed", "everything")
+        assert prime(kb.store, Caller(), DAYS[0]) == ("current" if got == "computed" else "everything")
+    before = dict(counts)
+    assert _anon_rows(world.db) == _oracle(world.db, Caller(), DAYS[0])
+    assert counts == before                      # read from the primed files
+    _scratch_matches_files(world.db, Caller(), DAYS[0])
