@@ -5,7 +5,7 @@ A block of whole lines is split with array operations (:func:`plain_lines`: line
 looked up in a memo from IRI to the integer id of its key (:class:`~thinkingdb.store.records.Interner`,
 the bulk writer's own when it takes the bulk path), so a line costs three dictionary look-ups and no
 string is keyed twice. An IRI seen for the first time is checked by pyoxigraph (the same IRI rules as
-the parser) and keyed by :meth:`thinkingdb.store.rdf._Reader.named`. The rows come as
+the parser) and keyed by :meth:`thinkingdb.store.rdfterms.Reader.named`. The rows come as
 :attr:`Batch.columns <thinkingdb.store.records.Batch.columns>`; every line this path cannot take (a
 literal, a blank node, an escape, a special predicate, an IRI pyoxigraph refuses) goes to pyoxigraph.
 """
@@ -108,8 +108,8 @@ def plain_lines(data: bytes):
 
 
 def block_reader(reader, ox, current: list[Batch], ids: Interner, special: frozenset[str]):
-    """The handler of a block of whole lines for :func:`thinkingdb.store.rdf._line_quads`:
-    ``current[0]`` is the batch to fill, ``reader`` the :class:`~thinkingdb.store.rdf._Reader` (it keys
+    """The handler of a block of whole lines for :func:`thinkingdb.store.rdfquads.line_quads`:
+    ``current[0]`` is the batch to fill, ``reader`` the :class:`~thinkingdb.store.rdfterms.Reader` (it keys
     IRIs and predicates), ``special`` the predicates that are never plain facts.
 
     It takes the block's bytes and its first line number, adds a column entry for the lines of three
