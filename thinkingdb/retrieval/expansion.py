@@ -133,6 +133,32 @@ class SymbolMatcher:
             twin._add(twin._rel, words(phrase), rel)
         return twin
 
+    def over(self, symbols: Mapping, forms: Mapping) -> "SymbolMatcher":
+        """This matcher's relations and stemmer with another symbol table: ``symbols`` (stem tuple →
+        set of keys) and ``forms`` (key → the word tuples it is written as), e.g. mappings that read
+        a file as they are asked (:mod:`~thinkingdb.retrieval.symboltable`).
+
+        >>> m = SymbolMatcher([], ["uses"]).over({("nginx",): {"nginx"}}, {"nginx": [("nginx",)]})
+        >>> m.match("nginx uses it")
+        (['nginx'], ['uses'])
+        """
+        twin = SymbolMatcher.__new__(SymbolMatcher)
+        twin._tok, twin._stop, twin._rel = self._tok, self._stop, self._rel
+        twin._sym, twin._forms = symbols, forms
+        return twin
+
+    def forms_many(self, labels: Mapping[str, str | None]) -> dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+        """Each key's ``(words as written, their stems)`` per form it is matched on with its label
+        (as ``__init__`` adds them); every word is stemmed in one batch.
+
+        >>> SymbolMatcher([], []).forms_many({"web_servers": "Engine X", "a": None})
+        {'web_servers': [(('web', 'servers'), ('web', 'server')), (('engine', 'x'), ('engin', 'x'))], 'a': []}
+        """
+        written = {k: self._key_forms(k, lab) for k, lab in labels.items()}
+        uniq = sorted({w for fs in written.values() for ws in fs for w in ws})
+        stem = {w: (t[0] if t else w) for w, t in zip(uniq, self._tok.analyze_words(uniq, remember=False))}
+        return {k: [(tuple(ws), tuple(stem[w] for w in ws)) for ws in fs] for k, fs in written.items()}
+
     def _key_forms(self, key: str, label: str | None) -> list[list[str]]:
         """The word lists a symbol is matched on (its key's words, and its label's when it differs),
         as ``__init__`` adds them."""

@@ -123,6 +123,7 @@ class Lanes:
         self._ids_views: _LRU = _LRU()
         self._hdc = None
         self._matchers: _LRU = _LRU()
+        self._symbol_table = None     # the matcher file's tables (retrieval/symboltable.py)
         self._rules: _LRU = _LRU()
         self._labels: _LRU = _LRU()
         self._all_labels: dict[str, str] | None = None
@@ -297,20 +298,10 @@ class Lanes:
     def matcher(self, view: View):
         """The :class:`~thinkingdb.retrieval.expansion.SymbolMatcher` over the symbols and relations
         ``view`` may see — built from visible labels only, so a hidden multi-word symbol cannot change
-        which words of a query match (nor, through that, a trace or a score)."""
-        key = "all" if view.everything else view.fingerprint
-
-        def build():
-            from .expansion import SymbolMatcher
-            labels = self.labels(view)
-            rules = self.rules(view)
-            graph = self.graph(view)
-            constants = {t for r in rules for a in r.premises + (r.head,) for t in (a.subject, a.object)
-                         if isinstance(t, str)}
-            relations = set(graph.relations()) | {r.head.relation for r in rules}
-            return SymbolMatcher(sorted(set(labels) | constants), sorted(relations), labels=labels,
-                                 aliases=self.kb.store.vocabulary().aliases)
-        return self._matchers.get_or(key, build)
+        which words of a query match (nor, through that, a trace or a score); read from the store's
+        matcher file where there is one (:mod:`~thinkingdb.retrieval.symboltable`)."""
+        from .symboltable import matcher
+        return self._matchers.get_or("all" if view.everything else view.fingerprint, lambda: matcher(self, view))
 
     def labels(self, view: View) -> dict[str, str]:
         """Labels of the symbols of the graph ``view`` may see."""
