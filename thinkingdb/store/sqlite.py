@@ -27,6 +27,7 @@ defined beside it and imported on first use (:class:`_Method`): writing in
 from __future__ import annotations
 
 import os
+from _thread import RLock
 from contextlib import contextmanager
 
 # json is imported by the functions that read or write rules, units, lane indexes and provenance
@@ -169,6 +170,7 @@ class Store:
         self._pending = new_store_path(self.path) if self.created else None
         self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
         self._lock = WriterLock(self.path)
+        self._state = RLock()   # held while a new store's handle adopts or publishes (see current_generation)
         self._open()
 
     @property
@@ -325,10 +327,13 @@ class Store:
     def current_generation(self) -> int:
         """The generation as stored now (another process may have written). A new store not committed
         yet whose path another process has published meanwhile is adopted first: this handle's private
-        file never held a commit, and reading it would hide the published store's facts."""
-        if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
-            self._adopt()
-        return self._generation()
+        file never held a commit, and reading it would hide the published store's facts. The check and
+        the read hold the handle's state lock, which a transaction of a new store holds until it has
+        published: another thread never adopts, nor reads a connection, while that one is replaced."""
+        with self._state:
+            if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
+                self._adopt()
+            return self._generation()
 
     # -- what a question reads -----------------------------------------------------------------------
     def labels_of(self, keys) -> dict[str, str]:

@@ -9,7 +9,7 @@ names them and imports this module the first time one is used.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from ..errors import StoreError
 from ..normalize import SYMBOL_MODES
@@ -20,6 +20,8 @@ from .sqlite import (APPLICATION_ID, CACHE_KIB, CHECK_WRITE_BYTES, SCHEMA_VERSIO
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator
+
+_NO_GUARD = nullcontext()
 
 _SCHEMA = """
 CREATE TABLE sources (id INTEGER PRIMARY KEY, source TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
@@ -99,6 +101,14 @@ def transaction(store) -> Iterator[None]:
     if store.readonly:
         raise StoreError(f"{store.path}: the store is open read-only (read-only media or permissions)")
     store.check_before_write()
+    # a new store's handle holds its state lock until the store is published (or the write fails): no other
+    # thread adopts a store another process published, nor reads the connection _publish replaces, meanwhile
+    guard = store._state if store._pending else _NO_GUARD
+    with guard:
+        yield from _write(store)
+
+
+def _write(store) -> Iterator[None]:
     _writer_lock(store)
     current = False
     try:
