@@ -345,3 +345,46 @@ def test_a_depth_bound_keeps_the_best_chain_within_it_and_says_when_an_answer_wo
     assert res.stats.engine == "chain" and res.truncated == "depth"
     assert sorted((a.bindings["v"], round(a.score, 12)) for a in res.answers) == [
         ("a", 0.5), ("b", 0.9), ("c", 1.0), ("s", 0.225)]
+
+
+def test_a_depth_bound_builds_the_step_facts_within_the_chains_reach_only():
+    # the default library's shape: cap (x u y, y p z => x e z @0.95), through (x d y, y e z => x e z
+    # @0.85, d transitive), t over e @0.9. s u a, a p b: s e b = 0.95 (depth 1); b e c, c t g:
+    # b t g = 0.9 (depth 1), s t g = 0.9 × 0.95 × 0.9 = 0.7695 (depth 2), through c, 3 facts from s.
+    # s d m, m u p1, p1 p a: m e a = 0.95 (depth 1), s e a = 0.85 × 0.95 = 0.8075 (depth 2); a t k:
+    # s t k = 0.9 × 0.8075 = 0.72675 (depth 3). max_depth 2: the derived step facts within 2 facts
+    # of s (radius) hold s e b, so s t g; the cone run is 2 more facts wide (4), where s reaches a
+    # (k's asserting node) with no chain within the bound: "depth" without the whole cone.
+    # max_depth 1: radius 0, the cone within 2 holds s e b and s e a, past the bound. max_depth 3:
+    # radius 2 + 4, the cone within 8 leaves z6 and z7 out of the inner run (9 and 10 facts away),
+    # but asserted steps are read wherever they are: s reaches z7, whose "far" is past the bound
+    # (c → z1 → … → z7 is 7 more steps): "depth" from the near cone
+    fs = [Fact("s", "u", "a"), Fact("a", "p", "b"), Fact("b", "e", "c"), Fact("c", "t", "g"), Fact("s", "d", "m"),
+          Fact("m", "u", "p1"), Fact("p1", "p", "a"), Fact("a", "t", "k"), Fact("c", "e", "z1"), Fact("z1", "e", "z2"),
+          Fact("z2", "e", "z3"), Fact("z3", "e", "z4"), Fact("z4", "e", "z5"), Fact("z5", "e", "z6"),
+          Fact("z6", "e", "z7"), Fact("z7", "t", "far")]
+    rules = (chain_rule(True, True, 0.9),) + step_rules("derived")
+    q = Query((QueryPattern("s", PathRel("t"), Var("v")),))
+    from thinkingdb.engine import chain
+    for depth, answers, cut, reaches in ((1, [], "depth", [2]), (2, [("g", 0.7695)], "depth", [4]),
+                                         (3, [("g", 0.7695), ("k", 0.72675)], "depth", [8])):
+        calls = []
+        real = chain._cone
+
+        def spy(*args, **kwargs):
+            got = real(*args, **kwargs)
+            calls.append((args[4] if len(args) > 4 else kwargs.get("reach"), got[3]))
+            return got
+        with mock.patch.object(chain, "_cone", spy):
+            res = evaluate(q, FactGraph(fs), rules, limits=Limits(max_depth=depth))
+        assert res.stats.engine == "chain" and res.truncated == cut, depth
+        assert [(a.bindings["v"], round(a.score, 12)) for a in res.answers] == answers, depth
+        assert [r for r, _ in calls] == reaches and [c for _, c in calls] == [True]
+        full = evaluate(q, FactGraph(fs), rules, limits=Limits(max_depth=depth), goal_directed=False)
+        assert dump(res)[0] == dump(full)[0] and full.truncated == "depth", depth
+    # without the z chain the cone within 8 is the whole cone: one run, nothing cut
+    fs2 = fs[:8]
+    calls = []
+    with mock.patch.object(chain, "_cone", lambda *a, **k: calls.append(a[4] if len(a) > 4 else None) or real(*a, **k)):
+        res = evaluate(q, FactGraph(fs2), rules, limits=Limits(max_depth=3))
+    assert res.truncated is None and [a.bindings["v"] for a in res.answers] == ["g", "k"] and calls == [8]

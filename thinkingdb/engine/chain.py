@@ -60,6 +60,11 @@ the bound (:mod:`thinkingdb.engine.chaindepth`). ``truncated`` is ``"depth"`` ex
 would be new or better past the bound (a later version in the unbounded replay, found goal by goal
 until one shows it) — so the full closure says ``"depth"`` too, and without it the answers are the
 unbounded ones (the step facts' own later rounds are not looked at: they change no answer).
+With the node bound the step facts come first from the cone within a few facts past
+:func:`radius` of the node — all the derived steps the bounded chains can use, exact, plus some
+past them —, and a goal reached over the cone's steps with no chain within the bound is an answer
+the bound cut: ``"depth"``, the whole cone left alone. When no goal shows that, a wider cone is
+tried, then the whole cone (:func:`_reaches`): a small bound costs what its chains reach.
 A result stands for the full closure only within its bounds: the run declines (returns
 None, and the general engine runs and reports the bound) when the inner run is cut, when
 ``max_derived`` or ``max_nodes`` would
@@ -181,7 +186,10 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
         return None
     from .chainresult import Timeout  # noqa: PLC0415 (a question this engine declines loads only this module)
     try:
-        res = _run(g, rules, shape, node_t, goal_t, limits, alternatives, deadline, closure)
+        for reach in _reaches(rules, shape, node_t, limits.max_depth):
+            res = _run(g, rules, shape, node_t, goal_t, limits, alternatives, deadline, closure, reach)
+            if res is not FULL:   # (FULL: this cone could not tell whether the bound cut an answer)
+                break
     except Timeout:
         return None
     if res is None:
@@ -193,7 +201,49 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     return res
 
 
-def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline, closure):
+FULL = object()   # _run's answer when the depth bound's cone must give way to the whole cone
+
+
+def radius(rules, depth: int | None) -> int | None:
+    """How far (in asserted facts, along the cone's direction) from a bound node the derived step
+    facts of a ``depth``-bounded question can draw on, or None (the whole cone). A step fact of
+    depth ``δ`` derived by rules of at most ``p`` premises, each read from its head's node end,
+    spans at most ``H(δ) = p^δ`` facts; step ``j`` of a chain (``j = 1 … d``) is taken at depth
+    ``d − j`` at most and starts where the ``j − 1`` before it ended; the last one is asserted (read
+    from the graph wherever it is). So the derived steps draw on ``H(d−1) + … + H(1)`` facts at most.
+    None when that is large (the cone is then about all of it) or a rule has a ``not`` premise (a
+    smaller scope would derive more, not less).
+
+    >>> from thinkingdb.engine.rules import default_rules
+    >>> radius(default_rules()[:1], 3), radius((), 3), radius(default_rules()[:1], None)
+    (6, 2, None)
+    """
+    if depth is None or any(r.negated for r in rules):
+        return None
+    p = max((len(r.premises) for r in rules), default=1)
+    got = sum(p ** i for i in range(1, depth))
+    return None if got > RADIUS else got
+
+
+RADIUS = 64   # a larger radius: the whole cone at once
+GROW, TRIES = 2, 4   # the near cones tried: radius + 2, + 4, + 6, + 8, then the whole cone
+
+
+def _reaches(rules, shape: Shape, node_t, depth: int | None) -> list:
+    """The cones a bound node's question runs over, in turn, until one tells whether the depth
+    bound cut an answer (a goal reached by steps in the cone but not within the bound): a little
+    past :func:`radius` — the steps past the bound in the cone are what shows it —, growing, then
+    the whole cone (None)."""
+    if isinstance(node_t, Var):
+        return [None]
+    from .rules import relevant_rules  # noqa: PLC0415
+    r = radius(relevant_rules(tuple(x for x in rules if x is not shape.rule), [shape.step]), depth)
+    return [None] if r is None else [r + GROW * i for i in range(1, TRIES + 1) if r + GROW * i <= RADIUS] + [None]
+
+
+def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline, closure, reach):
+    """``reach``: a bound node's cone only that far (:func:`_reaches`); FULL when that cone was
+    cut and shows no answer cut by the depth bound."""
     from .chainresult import ChainResult  # noqa: PLC0415
     from .rules import relevant_rules  # noqa: PLC0415
     inner_rules = relevant_rules(tuple(r for r in rules if r is not shape.rule), [shape.step])
@@ -213,7 +263,7 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline,
         inner = GraphView(g)
         inner.stats = None
     elif (not isinstance(node_t, Var) and _columnar_exact(inner_rules)
-          and (scope := _cone(g, inner_rules, shape, node_t)) is not None):
+          and (scope := _cone(g, inner_rules, shape, node_t, reach)) is not None):
         if limits.max_nodes is not None and len(scope[1]) > limits.max_nodes:
             return None
         from .columnar import run_columnar  # noqa: PLC0415
@@ -228,6 +278,7 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline,
         if inner.truncated is not None or inner.stats.engine not in ("columnar", "semi-naive"):
             return None   # cut, or a fast path (whose proofs split ties unlike the full closure's engines)
     res = ChainResult(g, inner, shape, rules, deadline, alternatives, limits.max_depth)
+    res.near = scope is not None and scope[3]
     if scope is not None:
         res.touched.update(scope[1])
     if not isinstance(node_t, Var):
@@ -235,17 +286,20 @@ def _run(g, rules, shape: Shape, node_t, goal_t, limits, alternatives, deadline,
                            None if isinstance(goal_t, Var) else inner.ids.find_sym(goal_t))
     else:
         ok = res.to_goal(inner.ids.find_sym(goal_t))
+    if ok and res.near and res.truncated is None:
+        return FULL
     return res if ok else None
 
 
-def _cone(g, rules, shape: Shape, node_key: str):
-    """``(ids, members, scope flags)``: the symbols a bound node's step facts can come from — the
-    node, the rules' constants and everything they reach over the asserted facts of the relations the
-    rules read (and the step relation), forward for a right-linear rule (a step fact ``n E ?`` is
-    derived from facts reached forward from ``n``), backward for a left-linear one — when every rule
-    can be read that way from its head's node end; else None. Every derivation of a step fact of a
-    member uses facts between members only, so the closure over this scope has the full closure's
-    facts, rounds and versions for them."""
+def _cone(g, rules, shape: Shape, node_key: str, reach: int | None = None):
+    """``(ids, members, scope flags, cut)``: the symbols a bound node's step facts can come from —
+    the node, the rules' constants and everything they reach over the asserted facts of the
+    relations the rules read (and the step relation), forward for a right-linear rule (a step fact
+    ``n E ?`` is derived from facts reached forward from ``n``), backward for a left-linear one —
+    when every rule can be read that way from its head's node end; else None. Every derivation of a
+    step fact of a member uses facts between members only, so the closure over this scope has the
+    full closure's facts, rounds and versions for them. ``reach``: only the symbols at most that
+    many facts away (:func:`radius`); ``cut`` says whether it left any out."""
     from .results import Ids  # noqa: PLC0415
     fwd = shape.right
     for rule in rules:
@@ -276,24 +330,31 @@ def _cone(g, rules, shape: Shape, node_key: str):
     rows = [index[r] for r in rels]
     n_graph = len(g._syms)
     flags = bytearray(ids.n_syms)
-    stack = [ids.sym(node_key)] + sorted(consts)
+    layer = [ids.sym(node_key)] + sorted(consts)
     members = []
-    for x in stack:
+    for x in layer:
         flags[x] = 1
-    members.extend(stack)
-    while stack:
-        x = stack.pop()
-        if x >= n_graph:
-            continue
-        for idx in rows:
-            row = idx.get(x)
-            if row:
-                for y in row:
-                    if not flags[y]:
-                        flags[y] = 1
-                        members.append(y)
-                        stack.append(y)
-    return ids, sorted(members), flags
+    members.extend(layer)
+    hops, cut = 0, False
+    while layer:   # breadth first: layer i holds the symbols i facts away
+        if reach is not None and hops == reach:
+            cut = any(not flags[y] for x in layer if x < n_graph for idx in rows for y in idx.get(x) or ())
+            break
+        hops += 1
+        nxt = []
+        for x in layer:
+            if x >= n_graph:
+                continue
+            for idx in rows:
+                row = idx.get(x)
+                if row:
+                    for y in row:
+                        if not flags[y]:
+                            flags[y] = 1
+                            members.append(y)
+                            nxt.append(y)
+        layer = nxt
+    return ids, sorted(members), flags, cut
 
 
 def _columnar_exact(rules) -> bool:

@@ -49,6 +49,7 @@ class ChainResult(FactView):
         self.rechecked = 0   # goals searched again with their asserting nodes as ends
         self._evers: dict[tuple[int, int, int], list] = {}   # step fact -> its versions (shared by the goals)
         self._proofs: dict[tuple, object] = {}   # (step fact, version's depth) -> its proof
+        self.near = False   # the inner run is over the cone within the depth bound's reach only
 
     # -- the model ------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -336,10 +337,17 @@ class ChainResult(FactView):
         """The replay of ``start``'s fact for ``goal`` within the depth bound
         (:func:`~thinkingdb.engine.chaindepth.solve`; ``{}``: none). Until a goal shows it,
         ``truncated`` is found out goal by goal: ``"depth"`` when the unbounded fact is another —
-        none within the bound, or its last version deeper (a later round would change an answer)."""
+        none within the bound, or its last version deeper (a later round would change an answer).
+        Over the cone within the chains' reach (``near``: the inner run holds the step facts the
+        bound lets the chains use, exact, and some of the others) only a goal reached by steps but
+        not within the bound shows it; when none does, :mod:`~thinkingdb.engine.chain` runs again
+        over the whole cone."""
         from .chaindepth import solve  # noqa: PLC0415
         got = solve(self, start, goal, ends, self.depth, self._layers(start, self.depth))
-        if self.truncated is None:
+        if self.near:   # the cone within the chains' reach: a goal reached past the bound is new
+            if not got:
+                self.truncated = "depth"
+        elif self.truncated is None:
             free = self._solve(start, goal, ends)
             if not got or free[start][-1][1] > self.depth:
                 self.truncated = "depth"
