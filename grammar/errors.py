@@ -48,7 +48,10 @@ class Diagnostic(Value):
         _set(self, "code", code)
 
     def render(self) -> str:
-        head = f"{self.source}:{self.line}:{self.column}: {self.reason}"
+        # no line (a whole file, or no file at all): no made-up ":0:0"
+        where = self.source if not self.line else f"{self.source}:{self.line}" if not self.column \
+            else f"{self.source}:{self.line}:{self.column}"
+        head = f"{where}: {self.reason}" if where else self.reason
         if not self.snippet:
             return head
         return f"{head}\n    {self.snippet}\n    {' ' * max(self.caret - 1, 0)}^"

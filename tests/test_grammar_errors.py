@@ -139,3 +139,13 @@ def test_each_bad_input_leaves_the_store_byte_for_byte_unchanged(tmp_path, fille
     line, column, _ = expected[0]
     assert f"bad.tdb:{line}:" in str(info.value)   # the error names the file and the line
     assert filled_store.read_bytes() == before
+
+
+def test_a_diagnostic_without_a_line_or_a_place_shows_none():
+    # before: "nosuch.tdb:0:0: no such file" and "<input>:0:0: not an ingested source: ..."
+    from grammar.errors import Diagnostic
+    from thinkingdb.errors import IngestError
+    assert Diagnostic("nosuch.tdb", 0, 0, "no such file").render() == "nosuch.tdb: no such file"
+    assert Diagnostic("a.tdb", 2, 0, "unused").render() == "a.tdb:2: unused"
+    assert Diagnostic("a.tdb", 2, 5, "bad").render() == "a.tdb:2:5: bad"
+    assert str(IngestError("not an ingested source: x.tdb")) == "not an ingested source: x.tdb"

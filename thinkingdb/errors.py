@@ -34,7 +34,7 @@ class ThinkingDBError(Exception):
 class _WithDiagnostics(ThinkingDBError):
     def __init__(self, diagnostics: Sequence[Diagnostic] | str, message: str | None = None):
         if isinstance(diagnostics, str):
-            diagnostics = [Diagnostic("<input>", 0, 0, diagnostics)]
+            diagnostics = [Diagnostic("", 0, 0, diagnostics)]   # a message that names no place
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         if message is None:
             message = "\n".join(d.render() for d in self.diagnostics[:20])
