@@ -314,3 +314,47 @@ def test_zz_report():
     print("\ncrash and concurrency trials:")
     for k, v in sorted(COUNTS.items()):
         print(f"  {k:<60} {v}")
+
+
+_SHARED_PROBE = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+# SQLite's shared-lock range of the database file (PENDING_BYTE + 2, 510 bytes): would a write lock conflict?
+got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0x40000002, 510, 0))
+print(struct.unpack("hhqqi", got)[0] != fcntl.F_UNLCK)
+"""
+
+
+def _sqlite_shared_lock_held(path) -> bool:
+    """Whether some process holds SQLite's shared lock on ``path`` (asked from another process:
+    F_GETLK does not report the asking process's own locks)."""
+    out = subprocess.run([sys.executable, "-c", _SHARED_PROBE, str(path)], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX advisory locks")
+def test_closing_one_lock_of_a_file_keeps_the_sqlite_locks_of_this_process(tmp_path):
+    # closing any descriptor of a file drops every POSIX lock this process holds on it: a second
+    # store opened and closed on the same file dropped the first one's SQLite shared lock, so another
+    # process's last connection could delete the WAL under it ("a damaged store", SQLITE_IOERR_SHORT_READ)
+    from thinkingdb.store import locking
+    db = tmp_path / "kb.sqlite"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    first, second = locking.WriterLock(str(db)), locking.WriterLock(str(db))
+    first.open()
+    second.open()
+    assert conn.execute("SELECT x FROM t").fetchall() == [(1,)] and _sqlite_shared_lock_held(db)
+    second.close()
+    assert _sqlite_shared_lock_held(db)
+    assert locking.read_header(str(db), 16) == b"SQLite format 3\x00"   # through the open descriptor
+    assert _sqlite_shared_lock_held(db)
+    assert second.try_acquire() is False and first.try_acquire() is True   # closed, and its flock gone
+    first.release()
+    conn.close()
+    first.close()   # the last one closes every descriptor
+    assert not _sqlite_shared_lock_held(db)
+    key = locking.file_id(str(db))
+    assert key not in locking._OPEN and key not in locking._PARKED and key not in locking._LIVE.values()

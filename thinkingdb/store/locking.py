@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import _thread
 import os
 import re
 import time
@@ -49,7 +50,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["WRITE_WAIT_S", "WriterLock", "file_id", "new_store_path", "sweep_abandoned"]
+__all__ = ["WRITE_WAIT_S", "WriterLock", "file_id", "new_store_path", "read_header", "sweep_abandoned"]
 
 WRITE_WAIT_S = 600.0   # how long a writer waits for another writer before giving up
 
@@ -146,12 +147,44 @@ def sweep_abandoned(path: str) -> list[str]:
     return removed
 
 
+# Closing any descriptor of a file drops every POSIX lock the process holds on it -- the SQLite
+# locks of every connection of this process to that file, not only those of the store whose lock is
+# closed. Two stores open on one file in one process (two KnowledgeBase handles; `serve`'s probe and
+# its generations) then lost the first one's shared lock when the second closed: another process's
+# last connection could checkpoint and delete the WAL under it, and this process read "a damaged
+# store" (SQLITE_IOERR_SHORT_READ) or wrote into the deleted WAL. So a lock's descriptor is closed
+# only with the last descriptor this process has open on that file; until then it is parked,
+# unlocked, here. Keyed by (device, inode); guarded for threads (serve).
+_OPEN: dict[tuple[int, int], int] = {}
+_PARKED: dict[tuple[int, int], list[int]] = {}
+_LIVE: dict[int, tuple[int, int]] = {}   # each open lock descriptor -> (device, inode)
+_GUARD = _thread.allocate_lock()
+
+
+def read_header(path: str, n: int) -> bytes:
+    """The first ``n`` bytes of ``path``, read through a descriptor this process already holds on
+    the file when there is one (opening and closing another would drop this process's SQLite locks
+    on it, see above)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None:
+        with _GUARD:
+            fd = next((f for f, key in _LIVE.items() if key == (st.st_dev, st.st_ino)), None)
+            if fd is not None:
+                return os.pread(fd, n, 0)
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
 class WriterLock:
     """An exclusive ``flock`` on one store file (see the module docstring).
 
     The lock's file descriptor stays open as long as the store's SQLite connection: closing any
     descriptor of a file drops every POSIX lock the process holds on it, SQLite's included, so the
-    descriptor is closed (:meth:`close`) only after the connection.
+    descriptor is closed (:meth:`close`) only after the connection -- and only when no other lock of
+    this process has the file open (see ``_OPEN``).
     """
 
     def __init__(self, path: str) -> None:
@@ -167,9 +200,14 @@ class WriterLock:
         """Open the descriptor on the file ``path`` names now (call right after the connection)."""
         if self._fd is None and os.path.exists(self.path):
             try:
-                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             except OSError as exc:
                 raise StoreError(f"{self.path}: cannot lock the store for writing: {exc.strerror}") from None
+            st = os.fstat(fd)
+            with _GUARD:
+                key = _LIVE[fd] = (st.st_dev, st.st_ino)
+                _OPEN[key] = _OPEN.get(key, 0) + 1
+            self._fd = fd
 
     def mark_alive(self) -> None:
         """Hold a shared lock on a new store's private file for this process's life (so
@@ -228,4 +266,15 @@ class WriterLock:
         self.release()
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            os.close(fd)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)   # a private file's shared lock (mark_alive) too
+            with _GUARD:
+                key = _LIVE.pop(fd)
+                _OPEN[key] -= 1
+                if _OPEN[key]:
+                    _PARKED.setdefault(key, []).append(fd)   # another store of this process has it open
+                    return
+                del _OPEN[key]
+                closing = [fd] + _PARKED.pop(key, [])
+            for x in closing:
+                os.close(x)
