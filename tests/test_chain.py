@@ -388,3 +388,21 @@ def test_a_depth_bound_builds_the_step_facts_within_the_chains_reach_only():
     with mock.patch.object(chain, "_cone", lambda *a, **k: calls.append(a[4] if len(a) > 4 else None) or real(*a, **k)):
         res = evaluate(q, FactGraph(fs2), rules, limits=Limits(max_depth=3))
     assert res.truncated is None and [a.bindings["v"] for a in res.answers] == ["g", "k"] and calls == [8]
+
+
+def test_noisy_or_successors_replayed_together_keep_each_ones_own_best():
+    # weight 1. s → d (0.8), d → x, x t g @0.9: s's best, 0.72. s → f, f → y (0.6), y t g: 0.6.
+    # s → c, c → a1 → a2 with a1 t g @0.1 and a2 t g @1: the search from c bounds c by a2 (1.0), but
+    # the chain stops at a1 (asserted facts win): 0.1 there; c → a3 (0.5), a3 t g: c's fact is 0.5.
+    # c and f are replayed together; c's value falls short of its bound, so c is searched on its own.
+    # k = 3: 1 − 0.28 × 0.4 × 0.5 = 0.944 (with c's short value 0.1 it would be 0.8992)
+    fs = [Fact("s", "e", "d", 0.8), Fact("d", "e", "x"), Fact("x", "t", "g", 0.9), Fact("s", "e", "f"),
+          Fact("f", "e", "y", 0.6), Fact("y", "t", "g"), Fact("s", "e", "c"), Fact("c", "e", "a1"),
+          Fact("a1", "t", "g", 0.1), Fact("a1", "e", "a2"), Fact("a2", "t", "g"), Fact("c", "e", "a3", 0.5),
+          Fact("a3", "t", "g")]
+    rules = (chain_rule(True, True, 1.0),)
+    q = Query((QueryPattern("s", PathRel("t"), Var("v")),))
+    res = evaluate(q, FactGraph(fs), rules, aggregate="noisy-or", k=3)
+    assert res.stats.engine == "chain" and round(res.answers[0].score, 12) == 0.944
+    assert [str(p.premises[0].conclusion) for p in res.answers[0].proof] == ["s e d", "s e f", "s e c"]
+    assert dump(res) == dump(evaluate(q, FactGraph(fs), rules, aggregate="noisy-or", k=3, goal_directed=False))

@@ -9,7 +9,10 @@ of the versions giving that float (:func:`_fired`; under a depth bound only roun
 With the goal bound every node's versions come from the replay (:func:`keep_alternatives`). With
 the node bound each successor ``c`` of the start is searched and replayed like the start
 (:func:`from_successors`): its versions within ``DELTA`` of its best, the only ones a best
-combination can use, are the full closure's.
+combination can use, are the full closure's. The successors a search surely reads (the first
+``alternatives + 2`` by upper bound, but the best derivation's own and the asserting ones) are
+replayed together, once per goal, over the union of their regions (:func:`_solve_many`); a node
+with many successors paid one replay per successor per goal before.
 """
 
 from __future__ import annotations
@@ -57,8 +60,43 @@ def from_successors(res, start, goal, ends, got) -> None:
 
     order = [c for _, _, c in cands]
     bound = {c: -nub for nub, _, c in cands}
+    if res.depth is None:   # the successors a search surely reads: one replay for all of them
+        cur = res.rec.get(res.tkey(start, goal))
+        skip = set(ends) | {start} | ({cur[-1][2]} if cur is not None else set())   # (the best's own: left out)
+        batch = [c for c in order[:want + 1] if c not in skip]
+        if len(batch) > 1:
+            found.update(_solve_many(res, batch, goal, ends))
     keep_alternatives(res, start, goal, versions_of, lambda c, d: _path(res, goal, c, d, found.get(c)),
                       order, bound, want)
+
+
+def _solve_many(res, cs, goal, ends) -> dict:
+    """``{c: versions}`` for those of the nodes ``cs`` one replay settles: the goal replayed once
+    over the union of their regions (the nodes each one's slack steps lead through to the ends
+    within ``DELTA`` of its best, :meth:`~thinkingdb.engine.chainresult.ChainResult._region`). More
+    of the real steps than one node's region, so a node's versions within ``DELTA`` of its best are
+    the full closure's as in its own replay; one whose value falls short (a better chain ran
+    through another asserting node) is left to its own search (``_solve``)."""
+    region: set[int] = set()
+    edges: dict[int, set[int]] = {}
+    tops = {}
+    for c in cs:
+        got = res._searched.get(c)
+        if got is None:
+            P = res._forward(c)
+            got = res._searched[c] = (P, res._slack(P))
+        P, parents = got
+        if not any(a in P for a in ends):
+            continue
+        tops[c], sub = res._region(ends, P, parents)
+        region |= sub
+        for v in sub:
+            edges.setdefault(v, set()).update(u for u, _ in parents.get(v, ()) if u in sub)
+    if not tops:
+        return {}
+    terms = {a: conf for a, conf in ends.items() if a in region}
+    vers = res._simulate(goal, terms, lambda v: [(u, None) for u in edges.get(v, ())])
+    return {c: vers for c, top in tops.items() if c in vers and vers[c][-1][0] >= top * (1 - res.delta / 10)}
 
 
 def _path(res, goal, c, depth, vers) -> dict:

@@ -282,6 +282,17 @@ class ChainResult(FactView):
     def _one_goal(self, start, goal, ends, P, parents) -> tuple | None:
         """The solution for ``goal`` over the slack steps into the nodes within ``DELTA`` of the
         best end, or None when the search's value is not within ``DELTA / 10`` of that bound."""
+        top, sub = self._region(ends, P, parents)
+        terms = {a: c for a, c in ends.items() if a in sub}
+        vers = self._simulate(goal, terms, lambda c: [(u, e) for u, e in parents.get(c, ()) if u in sub])
+        if start not in vers or vers[start][-1][0] < top * (1 - DELTA / 10):
+            return None
+        return vers
+
+    @staticmethod
+    def _region(ends, P, parents) -> tuple[float, set[int]]:
+        """``(bound, nodes)``: the best ``P(a) · conf`` over the ends ``P`` reaches, and the nodes
+        the slack steps lead back from the ends within ``DELTA`` of it."""
         bound = {a: P[a] * c for a, c in ends.items() if a in P}
         top = max(bound.values())
         sub: set[int] = set()
@@ -292,11 +303,7 @@ class ChainResult(FactView):
                 continue
             sub.add(v)
             stack.extend(u for u, _ in parents.get(v, ()) if u not in sub)
-        terms = {a: c for a, c in ends.items() if a in sub}
-        vers = self._simulate(goal, terms, lambda c: [(u, e) for u, e in parents.get(c, ()) if u in sub])
-        if start not in vers or vers[start][-1][0] < top * (1 - DELTA / 10):
-            return None
-        return vers
+        return top, sub
 
     def from_node(self, start: int, only: int | None) -> bool:
         """Node bound: ``start``'s fact for every goal (or only for ``only``)."""
