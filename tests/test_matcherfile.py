@@ -226,6 +226,31 @@ def test_round_trip(tmp_path_factory, records):
     assert matcherfile.table(matcherfile.encode(records)).records() == table.records()
 
 
+_records = st.dictionaries(st.text(alphabet="ab_cé", min_size=1, max_size=4),
+                           st.tuples(st.integers(1, 9), st.lists(st.tuples(_form, _form), max_size=3)), max_size=8)
+
+
+@given(_records, st.dictionaries(st.text(alphabet="ab_cé", min_size=1, max_size=4), st.none() | st.tuples(
+    st.integers(1, 9), st.lists(st.tuples(_form, _form), max_size=3)), max_size=5))
+def test_patch_equals_whole(records, changes):
+    """Splicing changed keys into the arrays (matcherpatch.patch) gives exactly the arrays made whole
+    from the changed records."""
+    import numpy as np
+    from thinkingdb.store.matcherpatch import patch
+    want = dict(records)
+    for k, r in changes.items():
+        if r is None:
+            want.pop(k, None)
+        else:
+            want[k] = r
+    got = patch(matcherfile.table(matcherfile.encode(records)),
+                {k.encode(): None if r is None else matcherfile.encode({k: r})[k.encode()] for k, r in changes.items()})
+    whole = matcherfile._arrays(matcherfile.encode(want))
+    assert sorted(got) == sorted(whole)
+    for name in whole:
+        assert np.array_equal(np.asarray(got[name]), whole[name]) and got[name].dtype == whole[name].dtype, name
+
+
 def test_file_matcher_equals_fresh(tmp_path):
     """On generated stores, every caller's matcher read from the file equals the one made from scratch
     (and the same search results come out with and without the file)."""

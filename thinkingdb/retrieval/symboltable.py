@@ -153,18 +153,18 @@ def _table(lanes):
     table = matcherfile.load(path, stamp, params)
     if table is None:
         maker = SymbolMatcher([], [])
-        records = matcherfile.derive(
+        made = matcherfile.derive(
             path, stamp, params,
             lambda old, tab: reader.read(lambda conn: matcherfile.read_changed_labels(conn, old, stamp, tab)),
             lambda key, label: maker.forms_many({key: label})[key])
-        if records is None:
+        if made is None:
             labels = reader.read(matcherfile.read_labels)
             forms = maker.forms_many({k: lab for k, (lab, _) in labels.items()})
-            records = matcherfile.encode({k: (labels[k][1], forms[k]) for k in labels})
-        if matcherfile.save(path, stamp, params, records):
+            made = matcherfile.table(matcherfile.encode({k: (labels[k][1], forms[k]) for k in labels}))
+        if matcherfile.save(path, stamp, params, made):
             table = matcherfile.load(path, stamp, params)
         if table is None:          # not writable (or written over meanwhile): the same tables in memory
-            table = matcherfile.table(records)
+            table = made
     lanes._symbol_table = table
     return table
 

@@ -111,7 +111,22 @@ class MatcherTable:
             self._a = {n: arrays.view(n) for n in _NAMES}
         else:
             self._a = {n: memoryview(arrays[n]) for n in _NAMES}
+        self._src = arrays
         self._nk, self._ne = len(self._a["key_off"]) - 1, len(self._a["ent_off"]) - 1
+
+    @property
+    def arrays(self) -> dict:
+        """The arrays by name, as numpy arrays (over the file's bytes, not copied)."""
+        return {n: self._src[n] for n in _NAMES}
+
+    def key_bytes(self, i: int) -> bytes:
+        return self._str("key_off", "key_blob", i)
+
+    def stem_bytes(self, f: int) -> bytes:
+        return self._str("stem_off", "stem_blob", f)
+
+    def entry_bytes(self, j: int) -> bytes:
+        return self._str("ent_off", "ent_blob", j)
 
     def _str(self, off: str, blob: str, i: int) -> bytes:
         o = self._a[off]
@@ -168,10 +183,10 @@ class MatcherTable:
         return self._nk
 
 
-def save(store_path: str, stamp: Stamp, params: dict, records: dict) -> bool:
-    """Write the tables of ``records`` (:func:`encode`'s bytes) for the store at ``stamp``, made
-    under ``params`` (the tokenizer's record); False when the file cannot be written."""
-    arrays = _arrays(records)
+def save(store_path: str, stamp: Stamp, params: dict, tables) -> bool:
+    """Write ``tables`` — records (:func:`encode`'s bytes) or a :class:`MatcherTable` — for the store
+    at ``stamp``, made under ``params`` (the tokenizer's record); False when it cannot be written."""
+    arrays = tables.arrays if isinstance(tables, MatcherTable) else _arrays(tables)
     try:
         write_container(matcher_path(store_path), MATCHER_MAGIC,
                         {"format": 1, "matcher_format": 1, "stamp": [stamp.generation, stamp.token, stamp.max_fact],
@@ -264,11 +279,13 @@ def read_changed_labels(conn, old: Stamp, new: Stamp, table: MatcherTable) -> di
     return out
 
 
-def derive(store_path: str, stamp: Stamp, params: dict, read_changes, forms_of) -> dict | None:
-    """The records at ``stamp`` (:func:`encode`'s bytes) from the file of an earlier state:
-    ``read_changes(that stamp, its table)`` gives :func:`read_changed_labels` (None: a gap), and
-    ``forms_of(key, label)`` a key's ``(words, stems)`` tuples. None when there is no such file or
-    the logs do not cover the writes since."""
+def derive(store_path: str, stamp: Stamp, params: dict, read_changes, forms_of) -> MatcherTable | None:
+    """The tables at ``stamp`` (in memory) from the file of an earlier state: ``read_changes(that
+    stamp, its table)`` gives :func:`read_changed_labels` (None: a gap), and ``forms_of(key, label)``
+    a key's ``(words, stems)`` tuples; the changed keys are spliced into the old arrays
+    (:func:`~thinkingdb.store.matcherpatch.patch`). None when there is no such file or the logs do
+    not cover the writes since."""
+    from .matcherpatch import patch
     got = _read(store_path, params)
     if got is None or not isinstance(got[0], list) or len(got[0]) != 3:
         return None
@@ -281,11 +298,6 @@ def derive(store_path: str, stamp: Stamp, params: dict, read_changes, forms_of) 
     changed = read_changes(old, got[1])
     if changed is None:
         return None
-    records = got[1].records()
-    for key, now in changed.items():
-        b = key.encode("utf-8")
-        if now is None:
-            records.pop(b, None)
-        else:
-            records[b] = encode({key: (now[1], forms_of(key, now[0]))})[b]
-    return records
+    records = {key.encode("utf-8"): None if now is None else encode({key: (now[1], forms_of(key, now[0]))})[
+        key.encode("utf-8")] for key, now in changed.items()}
+    return MatcherTable(patch(got[1], records))
