@@ -281,9 +281,9 @@ class KnowledgeBase:
             from .store.graphfile import store_stamp
             from .store.stateread import LazyFactAccess, StateReader, StoreUnits
             with self.store.reading():
-                gen = self.store.current_generation()
-                stamp = store_stamp(self.store)
-                graph = self._open_graph()
+                stamp = store_stamp(self.store)   # read once: its generation is the state's, the graph file's key
+                gen = stamp.generation
+                graph = self._open_graph(stamp)
                 rules, unit_rules = self._read_rules()
                 count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
             reader = StateReader(self.store, stamp)
@@ -308,12 +308,16 @@ class KnowledgeBase:
         rules += list(compile_declarations(decls))
         return tuple(rules), tuple((r, u) for r, u in stored if u is not None)
 
-    def _open_graph(self):
+    def _open_graph(self, stamp=None):
         """The fact graph: the store's graph file, memory-mapped (rebuilt first when it is missing,
-        stale, foreign or corrupt), or built in memory when the file cannot be written."""
+        stale, foreign or corrupt), or built in memory when the file cannot be written. ``stamp``: the
+        store's stamp (graphfile.store_stamp) read in the caller's read transaction, else read here."""
         from .engine.graph import FactGraph
         from .store import graphdelta
-        arrays = graphdelta.load_or_build(self.store) if self.graph_file else None
+        arrays = None
+        if self.graph_file:   # graphdelta.load_or_build, with the stamp the state has read already
+            arrays = graphdelta.open_current(self.store.path, stamp) if stamp is not None else None
+            arrays = arrays if arrays is not None else graphdelta.load_or_build(self.store)
         if arrays is not None:
             return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path,
                                     overlay=arrays.overlay, file=arrays)

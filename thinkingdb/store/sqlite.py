@@ -97,6 +97,13 @@ _PROBE = ("SELECT (SELECT application_id FROM pragma_application_id), (SELECT us
 # Store.check_before_write); SQLite's busy timeout is connect's timeout
 _SETTINGS = f"PRAGMA synchronous = NORMAL; PRAGMA cache_size = -{READ_CACHE_KIB}; PRAGMA temp_store = MEMORY"
 BUSY_TIMEOUT_S = 5.0
+# Store.vocabulary: (0, mode, NULL) when the store names one (else 'folded', made before the modes), (1,
+# phrase, relation) per alias, (2, relation, name) per inverse declaration, in the order of the separate
+# reads it replaces (a name declared the inverse of two relations: the last relation in order wins)
+_VOCABULARY = ("SELECT 0, value, NULL FROM meta WHERE key = 'symbols' UNION ALL "
+               "SELECT 1, phrase, relation FROM (SELECT phrase, relation, max(origin) FROM aliases GROUP BY phrase) "
+               "UNION ALL SELECT DISTINCT 2, relation, other FROM declarations WHERE kind = 'inverse' AND other != '' "
+               "ORDER BY 1, 2, 3")
 
 
 def _remove_store_files(file: str) -> None:
@@ -389,14 +396,17 @@ class Store:
         return row[0] if row else "folded"
 
     def vocabulary(self) -> Vocabulary:
-        v = Vocabulary(mode=self.symbol_mode)
-        for phrase, rel, _ in self.conn.execute("SELECT phrase, relation, max(origin) FROM aliases "
-                                                "GROUP BY phrase ORDER BY phrase"):
-            v.aliases[phrase] = rel
-        for d in self.declarations():
-            if d.kind == "inverse" and d.other:
-                v.inverses[d.other] = d.relation
-        return v
+        """The store's symbol mode, aliases in force (each phrase's from its latest source) and inverse
+        declarations (name -> canonical relation), in one statement (a question reads it twice)."""
+        mode, aliases, inverses = "folded", {}, {}
+        for part, a, b in self.conn.execute(_VOCABULARY):
+            if part == 0:
+                mode = a
+            elif part == 1:
+                aliases[a] = b
+            else:
+                inverses[b] = a
+        return Vocabulary(aliases, inverses, mode)
 
 
 
