@@ -39,7 +39,7 @@ except ImportError:   # pragma: no cover - an interpreter that has the package o
     import sqlite3
 
 from ..errors import StoreError
-from .locking import WriterLock, new_store_path, sweep_abandoned
+from .locking import WriterLock, new_store_path, read_header, sweep_abandoned
 from ..model import Declaration
 from ..normalize import Vocabulary
 
@@ -126,9 +126,9 @@ def _check_file(path: str) -> bool:
         raise StoreError(f"{path}: is a directory, not a ThinkingDB store")
     if os.path.getsize(path) == 0:
         return False
-    with open(path, "rb") as fh:
-        header = fh.read(16)
-    if header != b"SQLite format 3\x00":
+    # through a descriptor this process holds on the file already, if any: opening and closing another
+    # would drop every POSIX lock of this process on it, another open store's SQLite locks included
+    if read_header(path, 16) != b"SQLite format 3\x00":
         raise StoreError(f"{path}: not a ThinkingDB store (not an SQLite file); refusing to overwrite it")
     return True
 
