@@ -355,14 +355,20 @@ class KnowledgeBase:
             from .retrieval.pipeline import _caller
             who = _caller(caller)
         day = None if as_of is None else parse_date(as_of)   # today's date is made only where units are
-        state = self._state()
-        loaded = sys.modules.get("thinkingdb.retrieval.lanes")
-        lanes = None if loaded is None else loaded._CACHE.get(self)
-        if not state.units and (lanes is None or lanes.state is not state):
+
+        def public():
+            state = self._state()
+            loaded = sys.modules.get("thinkingdb.retrieval.lanes")
+            lanes = None if loaded is None else loaded._CACHE.get(self)
+            if state.units or (lanes is not None and lanes.state is state):
+                return None
             # no units: every caller sees everything; the lanes (BM25, HDC, views) need not be loaded
-            if state.public is None:
+            if state.public is None:   # its reads check the state's stamp: a write meanwhile, a new state
                 state.public = public_view(state, self.store)
             return state.public
+        got = self._fresh(public)
+        if got is not None:
+            return got
         from .retrieval.lanes import lanes_for
         if day is None:
             day = parse_date(None)
