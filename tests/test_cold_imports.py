@@ -183,6 +183,8 @@ def test_the_command_line_builds_only_the_question_s_command(store):
     assert got["found"][0] == 0 and got["found"][1].splitlines() == ["?x = b  (score 1)", "?x = c  (score 1)"]
     assert "thinkingdb.cli.main" in got["all"]
     assert [m for m in got["all"] if m in NO_DATACLASSES or m in OTHER_COMMANDS or m in NO_HELP or m in STORE_WRITE_SIDE] == []
+    # nor typing (cli/main.py's annotations are strings) nor json (a text answer prints none)
+    assert [m for m in got["all"] if m in NOT_NEEDED_ANY] == []
 
 
 def test_the_checks_can_fail(store):
