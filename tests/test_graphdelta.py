@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from thinkingdb.api import KnowledgeBase
 from thinkingdb.engine.graph import FactGraph
-from thinkingdb.store import graphdelta as gd
+from thinkingdb.store import deltacompose, graphdelta as gd
 from thinkingdb.store import graphfile as gf
 
 SYMS = ["a", "b", "c", "d", "e", "f"]
@@ -379,7 +379,7 @@ def test_a_restricted_graph_is_the_file_with_the_changes_laid_over(tmp_path_fact
     graph file and delta with the caller's differences on top, equal to a graph file written from the
     expected facts — with the symbol and triple lookups done one by one and as whole-array searches."""
     tmp_path = tmp_path_factory.mktemp("restricted")
-    monkeypatch.setattr(gd, "BULK_KEYS", bulk)
+    monkeypatch.setattr(deltacompose, "BULK_KEYS", bulk)
     kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
     sources = {}
     for i, triples in enumerate([first, second] if second else [first]):   # a second write: base + delta

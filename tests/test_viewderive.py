@@ -20,7 +20,7 @@ import pytest
 
 from thinkingdb.api import KnowledgeBase
 from thinkingdb.model import Fact
-from thinkingdb.store import changelog, graphdelta, viewderive, viewfile
+from thinkingdb.store import changelog, deltacompose, graphdelta, viewderive, viewfile
 from thinkingdb.store.access import AccessTable, Caller, parse_date
 from thinkingdb.store.graphfile import store_stamp
 from thinkingdb.store.sqlite import Unit
@@ -403,7 +403,7 @@ def test_the_log_keeps_the_last_writes_and_skips_a_large_one(tmp_path, monkeypat
 
 def test_two_dimensional_positions_agree_with_the_packed_key(tmp_path, monkeypatch, counts):
     """compose's merge of old entries and changes, per triple instead of one packed key (huge stores)."""
-    monkeypatch.setattr(graphdelta, "SAFE_KEY", 0)
+    monkeypatch.setattr(deltacompose, "SAFE_KEY", 0)
     world = World(tmp_path, 3)
     for _ in range(4):
         world.step()
@@ -445,13 +445,15 @@ def test_units_removed_and_added_between_units_seen_differently(tmp_path, counts
     assert counts["computed"] == before and counts["derived"] >= 1
 
 
+@pytest.mark.parametrize("limit", [1, 6])
 @pytest.mark.parametrize("seed", range(6))
-def test_a_merge_into_a_new_base_carries_the_view_files(tmp_path, counts, monkeypatch, seed):
-    """Every write merges its delta into a new base graph file (store/graphdelta.py); the merging writer
-    writes each caller's view file again over the new base (viewderive.carry), so after the first round
-    no view is computed whole again: each is derived through the log, and equals the oracle and the
-    view computed whole, array for array."""
-    monkeypatch.setattr(graphdelta, "merge_limit", lambda n: 1)
+def test_a_merge_into_a_new_base_carries_the_view_files(tmp_path, counts, monkeypatch, seed, limit):
+    """Every write (``limit`` 1), or every few (6: the views lie over a base with a delta, holding
+    new symbols of their own), merges its delta into a new base graph file (store/graphdelta.py); the
+    merging writer writes each caller's view file again over the new base (viewderive.carry), so after
+    the first round no view is computed whole again: each is derived through the log, and equals the
+    oracle and the view computed whole, array for array."""
+    monkeypatch.setattr(graphdelta, "merge_limit", lambda n: limit)
     carried = []
     real_carry = viewderive.carry
 
@@ -521,3 +523,28 @@ def test_prime_makes_the_files_a_first_question_would(tmp_path, counts, monkeypa
     assert _anon_rows(world.db) == _oracle(world.db, Caller(), DAYS[0])
     assert counts == before                      # read from the primed files
     _scratch_matches_files(world.db, Caller(), DAYS[0])
+
+
+def test_a_merge_that_removes_symbols_and_relations_a_view_held(tmp_path, counts, monkeypatch):
+    """The merged delta removes symbols (and a relation) the view files still hold at their state: the
+    carried files name them as symbols the new base lacks, and what is derived from them equals the
+    oracle and the view computed whole."""
+    monkeypatch.setattr(graphdelta, "merge_limit", lambda n: 1)
+    db = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(db, default_rules=False) as kb:
+        kb.ingest([_write_units(str(tmp_path / "a.jsonl"), [{"id": "p1", "triples": [["x1", "r", "y1", 0.5]]},
+                                                            {"id": "h0", "acl": ["x"], "triples": [["x0", "q", "y0", 0.4]]}])])
+        kb.ingest([_write_units(str(tmp_path / "b.jsonl"), [{"id": "h1", "acl": ["x"], "triples": [["x2", "q", "y2", 0.6]]},
+                                                            {"id": "p2", "triples": [["z1", "r", "z2", 0.7]]}])])
+    callers = [Caller(), Caller(tags=("x",), region="eu")]
+    for step in ("a.jsonl", "b.jsonl"):
+        for caller in callers:
+            assert _rows(db, caller, DAYS[0]) == _oracle(db, caller, DAYS[0])
+        computed = counts["computed"]
+        with KnowledgeBase(db, default_rules=False) as kb:
+            with kb.store.transaction():
+                kb.store.retract_source(str(tmp_path / step))
+        for caller in callers:
+            assert _rows(db, caller, DAYS[0]) == _oracle(db, caller, DAYS[0])
+            _scratch_matches_files(db, caller, DAYS[0])
+        assert counts["computed"] == computed
