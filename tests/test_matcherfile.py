@@ -206,7 +206,7 @@ def test_round_trip(tmp_path_factory, records):
     """save∘load: every key's forms and every stem sequence's keys, against a dictionary made by hand."""
     path = str(tmp_path_factory.mktemp("m") / "kb.sqlite")
     stamp = Stamp(4, "tok", 7)
-    assert matcherfile.save(path, stamp, {"p": 1}, matcherfile.encode(records))
+    assert matcherfile.save(path, stamp, {"p": 1}, records)
     table = matcherfile.load(path, stamp, {"p": 1})
     assert table is not None and len(table) == len(records)
     want: dict[tuple, list] = {}
@@ -223,7 +223,7 @@ def test_round_trip(tmp_path_factory, records):
         assert (key in table.keys_from({origin})) and (key not in table.keys_from({origin + 100}))
     assert table.forms("no such key") is None
     assert table.records() == matcherfile.encode(records)
-    assert matcherfile.table(matcherfile.encode(records)).records() == table.records()
+    assert matcherfile.table(records).records() == table.records()
 
 
 _records = st.dictionaries(st.text(alphabet="ab_cé", min_size=1, max_size=4),
@@ -243,9 +243,9 @@ def test_patch_equals_whole(records, changes):
             want.pop(k, None)
         else:
             want[k] = r
-    got = patch(matcherfile.table(matcherfile.encode(records)),
+    got = patch(matcherfile.table(records),
                 {k.encode(): None if r is None else matcherfile.encode({k: r})[k.encode()] for k, r in changes.items()})
-    whole = matcherfile._arrays(matcherfile.encode(want))
+    whole = matcherfile._arrays(want)
     assert sorted(got) == sorted(whole)
     for name in whole:
         assert np.array_equal(np.asarray(got[name]), whole[name]) and got[name].dtype == whole[name].dtype, name

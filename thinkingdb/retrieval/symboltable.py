@@ -160,7 +160,7 @@ def _table(lanes):
         if made is None:
             labels = reader.read(matcherfile.read_labels)
             forms = maker.forms_many({k: lab for k, (lab, _) in labels.items()})
-            made = matcherfile.table(matcherfile.encode({k: (labels[k][1], forms[k]) for k in labels}))
+            made = matcherfile.table({k: (labels[k][1], forms[k]) for k in labels})
         if matcherfile.save(path, stamp, params, made):
             table = matcherfile.load(path, stamp, params)
         if table is None:          # not writable (or written over meanwhile): the same tables in memory

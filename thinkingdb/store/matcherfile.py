@@ -30,7 +30,7 @@ ascending).
 >>> from thinkingdb.store.graphfile import Stamp
 >>> path = os.path.join(tempfile.mkdtemp(), "kb.sqlite")
 >>> rec = {"open_ssl": (2, [(("open", "ssl"), ("open", "ssl")), (("openssl",), ("openssl",))])}
->>> save(path, Stamp(3, "t", 9), {"v": 1}, encode(rec))
+>>> save(path, Stamp(3, "t", 9), {"v": 1}, rec)
 True
 >>> t = load(path, Stamp(3, "t", 9), {"v": 1})
 >>> t.keys_of(("open", "ssl")), t.forms("open_ssl"), t.keys_of(("ssl",)), load(path, Stamp(3, "t", 9), {"v": 2})
@@ -65,39 +65,52 @@ def encode(records: dict) -> dict[bytes, tuple[int, list[tuple[bytes, bytes]]]]:
             for k, (o, forms) in records.items()}
 
 
-def _pack(items: list[bytes]):
+def _pack(items: list[str]):
+    """``(offsets, bytes)`` of strings packed back to back in UTF-8 (one encode when all are ASCII)."""
     import numpy as np
+    joined = "".join(items)
+    if joined.isascii():
+        blob, lens = joined.encode("ascii"), map(len, items)
+    else:
+        enc = [x.encode("utf-8") for x in items]
+        blob, lens = b"".join(enc), map(len, enc)
     off = np.zeros(len(items) + 1, dtype=np.int64)
     if items:
-        np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=off[1:])
-    return off, np.frombuffer(b"".join(items), dtype=np.uint8)
+        np.cumsum(np.fromiter(lens, dtype=np.int64, count=len(items)), out=off[1:])
+    return off, np.frombuffer(blob, dtype=np.uint8)
 
 
-def _arrays(records: dict[bytes, tuple[int, list[tuple[bytes, bytes]]]]) -> dict:
+def _arrays(records: dict[str, tuple[int, list]]) -> dict:
+    """The file's arrays of ``key -> (origin, [(words, stems), ...])`` (tuples of str)."""
     import numpy as np
-    keys = sorted(records)
-    forms = [f for k in keys for f in records[k][1]]
-    form_ptr = np.zeros(len(keys) + 1, dtype=np.int64)
-    if keys:
-        np.cumsum([len(records[k][1]) for k in keys], out=form_ptr[1:])
-    ents: dict[bytes, list[int]] = {}
+    keys = sorted(records)      # code point order: the order of the UTF-8 bytes
+    origins, counts, words, stems = [], [], [], []
+    ents: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
-        for _, stems in records[k][1]:
-            got = ents.setdefault(stems, [])
-            if not got or got[-1] != i:      # a key whose two forms stem alike is listed once
+        origin, forms = records[k]
+        origins.append(origin)
+        counts.append(len(forms))
+        for ws, ss in forms:
+            words.append(_SEP.join(ws))
+            st = _SEP.join(ss)
+            stems.append(st)
+            got = ents.get(st)
+            if got is None:
+                ents[st] = [i]
+            elif got[-1] != i:      # a key whose two forms stem alike is listed once
                 got.append(i)
     ent_keys = sorted(ents)
-    ent_ptr = np.zeros(len(ent_keys) + 1, dtype=np.int64)
-    if ent_keys:
-        np.cumsum([len(ents[e]) for e in ent_keys], out=ent_ptr[1:])
     out = dict(zip(("key_off", "key_blob"), _pack(keys)))
-    out["key_origin"] = np.array([records[k][0] for k in keys], dtype=np.int64)
-    out["form_ptr"] = form_ptr
-    out.update(zip(("form_off", "form_blob"), _pack([w for w, _ in forms])))
-    out.update(zip(("stem_off", "stem_blob"), _pack([s for _, s in forms])))
+    out["key_origin"] = np.array(origins, dtype=np.int64)
+    out["form_ptr"] = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(np.array(counts, dtype=np.int64), out=out["form_ptr"][1:])
+    out.update(zip(("form_off", "form_blob"), _pack(words)))
+    out.update(zip(("stem_off", "stem_blob"), _pack(stems)))
     out.update(zip(("ent_off", "ent_blob"), _pack(ent_keys)))
-    out["ent_ptr"] = ent_ptr
-    out["ent_key"] = np.array([i for e in ent_keys for i in ents[e]], dtype=np.int64)
+    out["ent_ptr"] = np.zeros(len(ent_keys) + 1, dtype=np.int64)
+    lists = [ents[e] for e in ent_keys]
+    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=out["ent_ptr"][1:])
+    out["ent_key"] = np.fromiter((i for got in lists for i in got), dtype=np.int64)
     return out
 
 
@@ -184,7 +197,8 @@ class MatcherTable:
 
 
 def save(store_path: str, stamp: Stamp, params: dict, tables) -> bool:
-    """Write ``tables`` — records (:func:`encode`'s bytes) or a :class:`MatcherTable` — for the store
+    """Write ``tables`` — records (``key -> (origin, [(words, stems), ...])``, tuples of str) or a
+    :class:`MatcherTable` — for the store
     at ``stamp``, made under ``params`` (the tokenizer's record); False when it cannot be written."""
     arrays = tables.arrays if isinstance(tables, MatcherTable) else _arrays(tables)
     try:
@@ -198,7 +212,7 @@ def save(store_path: str, stamp: Stamp, params: dict, tables) -> bool:
 
 
 def table(records: dict) -> MatcherTable:
-    """A :class:`MatcherTable` over ``records`` made in memory (a store whose file cannot be written)."""
+    """A :class:`MatcherTable` over ``records`` (as :func:`save` takes them) made in memory."""
     return MatcherTable(_arrays(records))
 
 
