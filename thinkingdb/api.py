@@ -286,9 +286,12 @@ class KnowledgeBase:
                 graph = self._open_graph(stamp)
                 rules, unit_rules = self._read_rules()
                 count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
-            reader = StateReader(self.store, stamp)
-            cache = _Cache(gen, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
-            cache.reader, cache.stamp = reader, stamp
+                reader = StateReader(self.store, stamp)
+                cache = _Cache(gen, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
+                cache.reader, cache.stamp = reader, stamp
+                if not count:   # no units: every caller's view is the public one, its reads in this transaction
+                    from .store.access import public_view
+                    cache.public = public_view(cache, self.store)
             self._cache = cache
         return self._cache
 
