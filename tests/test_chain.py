@@ -21,6 +21,7 @@ from thinkingdb.engine.closure import closure
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.proofs import Proof
 from thinkingdb.engine.query import evaluate, noisy_or, why
+from thinkingdb.engine.stream import answer_stream
 from thinkingdb.engine.rules import compile_declarations, default_rules, relevant_rules
 from test_bulk import mapped
 from thinkingdb.model import (Atom, Declaration, Fact, Limits, PathInv, PathRel, Query, QueryPattern, Rule, Triple,
@@ -167,6 +168,36 @@ def test_noisy_or_scores_come_without_proofs_and_the_proofs_read_later_are_the_f
     for a, b in reversed(list(zip(got.answers, want.answers))):
         assert [p.to_json() for p in a.proof] == [p.to_json() for p in b.proof]
         assert noisy_or(p.score for p in a.proof) == a.score
+
+
+@settings(max_examples=80, deadline=None)
+@given(graph_and_constant(), st.booleans(), st.booleans(), st.sampled_from(("asserted", "transitive", "derived")),
+       st.booleans(), st.sampled_from((2, 5)))
+def test_a_noisy_or_stream_scores_without_proofs_as_evaluate_does(graph, right, e_first, kind, bind_subject, k):
+    # the stream's noisy-or answers are scored from the chain engine's kept scores too: no proof is
+    # built while the answers are read; their scores and (read later) proofs are evaluate's
+    fs, const = graph
+    g = FactGraph(fs)
+    rules = (chain_rule(right, e_first, 0.9),) + step_rules(kind)
+    s, o = (const, Var("v")) if bind_subject else (Var("v"), const)
+    q = Query((QueryPattern(s, PathRel("t"), o),))
+    built = []
+    real = Proof.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        real(self, *args, **kwargs)
+    with mock.patch.object(Proof, "__init__", counting):
+        stream = answer_stream(q, g, rules, aggregate="noisy-or", k=k)
+        got = list(stream)
+        if stream.stats is not None and stream.stats.engine == "chain":
+            assert built == []
+    want = evaluate(q, g, rules, aggregate="noisy-or", k=k)
+    key = lambda a: (a.bindings["v"], a.score)  # noqa: E731
+    assert sorted(map(key, got)) == sorted(map(key, want.answers))
+    proofs = {a.bindings["v"]: [p.to_json() for p in a.proof] for a in want.answers}
+    for a in got:
+        assert [p.to_json() for p in a.proof] == proofs[a.bindings["v"]]
 
 
 @settings(max_examples=100, deadline=None)

@@ -31,7 +31,7 @@ from ..model import Limits, PathRel, Query, Rule, Var
 from .graph import FactGraph
 from .paths import PathWalk, invert, nullable, relations
 from .query import AGGREGATES, Answer, _all_starts, _combine, _conjoin, _order, _proofs_builder, _reversed, \
-    _view_for, noisy_or
+    _view_for, combined_scores, noisy_or
 from .results import GraphView
 
 __all__ = ["AnswerStream", "answer_stream"]
@@ -134,8 +134,8 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
         if depth == len(order):
             bindings = {n: ids.sym_key(env[n]) for n in names}
             if aggregate == "noisy-or":
-                combos = _combine([b for _, b in sorted(builders, key=lambda x: x[0])], kk)
-                yield Answer(bindings, noisy_or(c.score for c in combos), lambda combos=combos: tuple(combos))
+                bs = [b for _, b in sorted(builders, key=lambda x: x[0])]   # the scores now, the proofs when read
+                yield Answer(bindings, noisy_or(combined_scores(bs, kk)), lambda bs=bs: tuple(_combine(bs, kk)))
             else:
                 yield Answer(bindings, score, lambda builders=builders, score=score: _conjoin(
                     [b()[0] for _, b in sorted(builders, key=lambda x: x[0])], score))
