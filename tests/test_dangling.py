@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from thinkingdb.api import KnowledgeBase
-from thinkingdb.model import Fact
+from thinkingdb.model import Fact, Triple
 from thinkingdb.store import viewfile
 from thinkingdb.store.access import AccessTable, Caller, parse_date
 from thinkingdb.store.sqlite import Unit
@@ -81,3 +81,15 @@ def test_a_store_without_units(tmp_path):
         assert _rows(path, caller) == [("e", "r", "f", 0.3), ("m", "r", "n", 1.0)]
     with KnowledgeBase(path, default_rules=False, graph_file=False) as kb:
         assert kb.view(ANON, DAY).fact_rows() == [("e", "r", "f", 0.3), ("m", "r", "n", 1.0)]
+
+
+def test_a_process_holding_every_provenance_row_names_the_same_dangling_ids(db):
+    """FactAccess (the eager rows a server holds) finds the dangling ids the access table read whole
+    does: those a table made from the units alone lacks."""
+    from thinkingdb.store.access import FactAccess
+    with KnowledgeBase(db, default_rules=False) as kb:
+        fa = FactAccess(kb.store)
+        table = AccessTable(kb.store.units())
+        assert table.dangling == () and fa.dangling(table) == ("ghost", "later")
+        assert fa.visible_confidence(Triple("a", "r", "b"), lambda uid: table.find(uid) >= 0) is None   # only dangling
+        assert fa.visible_confidence(Triple("c", "r", "d"), lambda uid: table.find(uid) >= 0) == 0.4

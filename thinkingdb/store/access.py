@@ -518,6 +518,11 @@ class FactAccess:
                 "JOIN facts f ON f.id = p.fact WHERE p.unit_id IS NULL AND p.fact IN "
                 "(SELECT fact FROM provenance WHERE unit_id IS NOT NULL) GROUP BY p.fact")}
 
+    def dangling(self, table: AccessTable) -> tuple[str, ...]:
+        """The unit ids these provenance rows name that ``table`` does not hold, sorted: visible to no
+        one (module docstring) — :attr:`AccessTable.dangling` for a table made from the units alone."""
+        return tuple(sorted(u for u in self.unit_facts if table.find(u) < 0))
+
     def visible_confidence(self, t: Triple, visible) -> float | None:
         """Max confidence over the assertions ``visible(unit_id)`` accepts and those outside units."""
         best = self.public.get(t)
