@@ -20,7 +20,7 @@ import pytest
 
 from thinkingdb.api import KnowledgeBase
 from thinkingdb.model import Fact
-from thinkingdb.store import changelog, deltacompose, graphdelta, viewderive, viewfile
+from thinkingdb.store import changelog, deltacompose, graphdelta, viewcarry, viewderive, viewfile
 from thinkingdb.store.access import AccessTable, Caller, parse_date
 from thinkingdb.store.graphfile import store_stamp
 from thinkingdb.store.sqlite import Unit
@@ -450,17 +450,17 @@ def test_units_removed_and_added_between_units_seen_differently(tmp_path, counts
 def test_a_merge_into_a_new_base_carries_the_view_files(tmp_path, counts, monkeypatch, seed, limit):
     """Every write (``limit`` 1), or every few (6: the views lie over a base with a delta, holding
     new symbols of their own), merges its delta into a new base graph file (store/graphdelta.py); the
-    merging writer writes each caller's view file again over the new base (viewderive.carry), so after
+    merging writer writes each caller's view file again over the new base (viewcarry.carry), so after
     the first round no view is computed whole again: each is derived through the log, and equals the
     oracle and the view computed whole, array for array."""
     monkeypatch.setattr(graphdelta, "merge_limit", lambda n: limit)
     carried = []
-    real_carry = viewderive.carry
+    real_carry = viewcarry.carry
 
     def carry(*a):
         carried.append(real_carry(*a))
         return carried[-1]
-    monkeypatch.setattr(viewderive, "carry", carry)
+    monkeypatch.setattr(viewcarry, "carry", carry)
     world = World(tmp_path, seed)
     for caller in CALLERS:
         for day in DAYS:

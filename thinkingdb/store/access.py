@@ -476,8 +476,8 @@ def _without_dangling(state, store):
         return reader.read(fn) if reader is not None and reader.stamp is not None else fn(store.conn)
     if not read(lambda conn: conn.execute("SELECT 1 FROM provenance WHERE unit_id IS NOT NULL LIMIT 1").fetchone()):
         return state.graph
-    from .graphdelta import restricted
-    from .viewfile import hidden_changes
+    from .deltacompose import restricted
+    from .viewsql import hidden_changes
     changes = read(lambda conn: hidden_changes(conn, []))
     if not changes:
         return state.graph

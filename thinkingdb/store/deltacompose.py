@@ -3,10 +3,11 @@
 :func:`compose` is the one place a delta's arrays (docs/storage.md, "Writes: the delta") are made —
 for the write delta (:func:`~thinkingdb.store.graphdelta.advance`), a caller view's differences
 (:mod:`thinkingdb.store.viewfile`, :mod:`thinkingdb.store.viewderive`) and a restricted graph
-(:func:`~thinkingdb.store.graphdelta.restricted`): the old delta's entries with the changes, given as
+(:func:`restricted`): the old delta's entries with the changes, given as
 triples of symbol keys, applied on top. :func:`compose_ids` takes the changes already in the base's
 extended ids (a view carried over to a new base: :func:`~thinkingdb.store.viewderive.carry`).
-:func:`entry_orders` sorts a delta's entries per direction.
+:func:`entry_orders` sorts a delta's entries per direction; :func:`restricted` lays changes over a
+graph read from a graph file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from .graphfile import GraphArrays
     from .overlay import Overlay
 
-__all__ = ["BULK_KEYS", "SEARCH_COST", "SAFE_KEY", "compose", "compose_ids", "entry_orders"]
+__all__ = ["BULK_KEYS", "SEARCH_COST", "SAFE_KEY", "compose", "compose_ids", "entry_orders", "restricted"]
 
 BULK_KEYS = 4096           # at least this many changes (or symbols) before whole-array lookups are used,
 SEARCH_COST = 32           # and more than 1/SEARCH_COST of the base's symbols (or facts): one binary
@@ -58,6 +59,27 @@ def compose(base: GraphArrays, old: Overlay | None, changes: list[Change]) -> tu
     c_o = np.fromiter(map(ext.__getitem__, O), np.int64, n)
     c_c = np.array([float("nan") if c is None else c for c in C], dtype=np.float64)
     return compose_ids(base, old, new_keys, new_rels, c_r, c_s, c_o, c_c)
+
+
+def restricted(graph, changes: list[Change], base: GraphArrays | None = None):
+    """``graph`` (read from a graph file: ``graph.file`` is set) with ``changes`` laid over it, as a new
+    read-only graph over the same memory-mapped file; nothing is written. A caller who may not see some
+    facts gets their graph this way, and a restricted graph takes a write's changes the same way: the
+    cost follows the facts that differ, not the store. ``base``: the same file opened again (a newer
+    snapshot's), read instead of ``graph.file``. None when ``graph`` does not read a file (the caller
+    then patches or builds it in memory).
+
+    >>> from thinkingdb.engine.graph import FactGraph
+    >>> restricted(FactGraph(), []) is None
+    True
+    """
+    base = base or getattr(graph, "file", None)
+    if base is None or not graph.is_mapped:
+        return None
+    from .overlay import Overlay
+    header, arrays = compose(base, graph.overlay, changes)
+    return type(graph).mapped(base.arrays, base.relations, base.n_symbols, base.n_facts, base.path,
+                              overlay=Overlay(base, header, arrays), file=base)
 
 
 def compose_ids(base: GraphArrays, old: Overlay | None, new_keys: list[str], new_rels: list[str], c_r: np.ndarray,

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 
-from .deltacompose import _base_confs, compose, compose_ids, entry_orders  # noqa: F401 (re-exported)
-from .graphfile import (VIEW_FILES, GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph,
-                        read_facts, access_path, remove_temporaries, store_stamp, write_container, write_graph)
+from .deltacompose import _base_confs, compose, compose_ids, entry_orders, restricted  # noqa: F401 (re-exported)
+from .storefiles import remove_abandoned, store_files  # noqa: F401 (re-exported)
+from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph, read_facts,
+                        store_stamp, write_container, write_graph)
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
 if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written, not to open a current file
@@ -142,27 +143,6 @@ def load_or_build(store) -> GraphArrays | None:
     return got if got is not None else build_graph(store)
 
 
-def restricted(graph, changes: list[Change], base: GraphArrays | None = None):
-    """``graph`` (read from a graph file: ``graph.file`` is set) with ``changes`` laid over it, as a new
-    read-only graph over the same memory-mapped file; nothing is written. A caller who may not see some
-    facts gets their graph this way, and a restricted graph takes a write's changes the same way: the
-    cost follows the facts that differ, not the store. ``base``: the same file opened again (a newer
-    snapshot's), read instead of ``graph.file``. None when ``graph`` does not read a file (the caller
-    then patches or builds it in memory).
-
-    >>> from thinkingdb.engine.graph import FactGraph
-    >>> restricted(FactGraph(), []) is None
-    True
-    """
-    base = base or getattr(graph, "file", None)
-    if base is None or not graph.is_mapped:
-        return None
-    from .overlay import Overlay
-    header, arrays = compose(base, graph.overlay, changes)
-    return type(graph).mapped(base.arrays, base.relations, base.n_symbols, base.n_facts, base.path,
-                              overlay=Overlay(base, header, arrays), file=base)
-
-
 def build_graph(store, path: str | None = None) -> GraphArrays | None:
     """Rebuild the graph file of ``store`` from its facts and open it (unless, once the lock is held,
     the file and its delta turn out current); None when it cannot be written (a read-only store or
@@ -214,33 +194,13 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
                 _remove(dpath)
                 new_base = open_graph(gpath, stamp)
                 if new_base is not None:       # the view files over the old base, carried over (store/viewderive.py)
-                    from .viewderive import carry
+                    from .viewcarry import carry
                     carry(store_path, base, header, arrays, new_base)
             else:
                 write_container(dpath, DELTA_MAGIC, {"format": 1, **header}, arrays)
             return True
     except OSError:
         return False
-
-
-def remove_abandoned(store_path: str, graph: str | None = None) -> list[str]:
-    """Remove the temporary files that writers of a store's files died leaving: of the graph file (or
-    ``graph``, another path it is built at), its delta, the view files and the access table
-    (:func:`~thinkingdb.store.graphfile.remove_temporaries`: a temporary file whose writer is alive
-    or holds it locked stays). Returns the paths removed.
-
-    >>> store_files("kb.sqlite")[:3] + store_files("kb.sqlite")[-1:]
-    ['kb.sqlite.graph', 'kb.sqlite.graph.delta', 'kb.sqlite.graph.view0', 'kb.sqlite.access']
-    """
-    return remove_temporaries(store_files(store_path) + ([graph] if graph else []))
-
-
-def store_files(store_path: str) -> list[str]:
-    """Every file beside a store that its readers and writers write (each through
-    :func:`~thinkingdb.store.graphfile.write_container`)."""
-    g = graph_path(store_path)
-    return [g, delta_path(store_path), *(f"{g}.view{i}" for i in range(VIEW_FILES)), f"{store_path}.topics",
-            access_path(store_path)]
 
 
 def _fields(s: Stamp) -> tuple:

@@ -30,6 +30,7 @@ import json
 from typing import TYPE_CHECKING
 
 from .graphfile import VIEW_FILES, Stamp, access_path, graph_path, map_container, write_container
+from .viewsql import hidden_changes  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .graphfile import GraphArrays
@@ -145,28 +146,6 @@ def save_view(store_path: str, fingerprint: str, stamp: Stamp, base: GraphArrays
     return True
 
 
-def hidden_changes(conn, hidden_ids: list[str]) -> list[tuple]:
-    """The facts a view hiding the units ``hidden_ids`` sees differently from the full graph, as
-    ``(subject, relation, object, confidence or None)``: every fact some hidden unit — or a unit the
-    store does not hold (dangling: visible to no one, store/access.py) — asserts whose best *visible*
-    assertion — outside any unit, or by a unit that is neither hidden nor unknown — is missing (None:
-    the fact is hidden) or lower than the fact's confidence. One SQL statement (finding the dangling
-    ids costs one pass over the provenance index, ~0.27 s at 1M records).
-    """
-    rows = conn.execute(
-        "WITH hidden(id) AS MATERIALIZED (SELECT value FROM json_each(?1) UNION ALL "
-        "  SELECT d.unit_id FROM (SELECT DISTINCT unit_id FROM provenance WHERE unit_id IS NOT NULL) d "
-        "  WHERE d.unit_id NOT IN (SELECT id FROM units)), "
-        "touched(fact) AS MATERIALIZED (SELECT DISTINCT p.fact FROM provenance p "
-        "  WHERE p.unit_id IN (SELECT id FROM hidden)) "
-        "SELECT f.subject, f.relation, f.object, f.confidence, m.best FROM "
-        "(SELECT p.fact AS fact, max(CASE WHEN p.unit_id IS NULL OR (p.unit_id NOT IN (SELECT id FROM hidden) "
-        "  AND p.unit_id IN (SELECT id FROM units)) THEN p.confidence END) AS best "
-        " FROM touched t JOIN provenance p ON p.fact = t.fact GROUP BY p.fact) m JOIN facts f ON f.id = m.fact",
-        (json.dumps(hidden_ids),)).fetchall()
-    return [(s, r, o, best) for s, r, o, c, best in rows if best is None or best != c]
-
-
 # -- the access table ------------------------------------------------------------------------------
 def load_access(store_path: str, stamp: Stamp, read_rows, read_changes=None):
     """The :class:`~thinkingdb.store.access.AccessTable` of the store at ``stamp``: mapped from
@@ -176,7 +155,7 @@ def load_access(store_path: str, stamp: Stamp, read_rows, read_changes=None):
     replaced (:meth:`~thinkingdb.store.access.AccessTable.patched`); else made from ``read_rows()``
     (rows of :func:`~thinkingdb.store.stateread.read_access`). A table not read from a current file is
     written there again (best effort), and the temporary files dead writers left beside the store
-    removed (:func:`~thinkingdb.store.graphdelta.remove_abandoned`)."""
+    removed (:func:`~thinkingdb.store.storefiles.remove_abandoned`)."""
     from .access import AccessTable
     want = [stamp.generation, stamp.token, stamp.max_fact]
     old = _read_access_file(store_path)
@@ -215,7 +194,7 @@ def load_access(store_path: str, stamp: Stamp, read_rows, read_changes=None):
                              "groups": groups, "regions": regions, "dangling": list(table.dangling)}, arrays)
         except OSError:
             pass
-        from .graphdelta import remove_abandoned   # once per store state: what dead writers left
+        from .storefiles import remove_abandoned   # once per store state: what dead writers left
         remove_abandoned(store_path)
     return table
 
