@@ -20,7 +20,7 @@ from . import ast
 from .ast import DECLARATION_KINDS
 from .safety import order_comparisons
 
-__all__ = ["ANONYMOUS", "Builder", "number", "shown", "state", "unquote"]
+__all__ = ["ANONYMOUS", "ESCAPES", "Builder", "escape_errors", "number", "shown", "state", "unquote"]
 
 ANONYMOUS = "_"   # ``?_``: each occurrence is a fresh variable that binds nothing
 
@@ -45,11 +45,34 @@ def _err(tok: Token, reason: str) -> None:
     state.errors.append((_line(tok), tok.column, reason))
 
 
+# The escapes of a quoted name (README, "symbol"); any other backslash pair is an error, not dropped.
+ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
 def unquote(text: str) -> str:
+    r"""The name a quoted token stands for (an unknown escape is kept as written; see escape_errors).
+
+    >>> unquote(r'"a\\b\"c\td"')
+    'a\\b"c\td'
+    """
     body = text[1:-1]
     if "\\" not in body:
         return body
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    return _ESCAPE.sub(lambda m: ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+def escape_errors(text: str, line: int, column: int) -> list[tuple[int, int, str]]:
+    r"""One error per unknown escape of the quoted token ``text`` written at ``line``:``column``.
+
+    >>> for e in escape_errors(r'"C:\users\\me"', 1, 1): print(*e)
+    1 4 unknown escape \u in a quoted name; write \\ for a backslash (the escapes are \" \\ \n \t)
+    """
+    if "\\" not in text:
+        return []
+    return [(line, column + m.start(), f"unknown escape \\{shown(repr(m.group(1))[1:-1], 8)} in a quoted name; "
+                                       r'write \\ for a backslash (the escapes are \" \\ \n \t)')
+            for m in _ESCAPE.finditer(text, 1, len(text) - 1) if m.group(1) not in ESCAPES]
 
 
 def shown(text: str, width: int = 30) -> str:
@@ -115,12 +138,16 @@ class Builder(Transformer):
     def sym(self, c):
         tok = c[0]
         if tok.type == "STRING":
+            state.errors.extend(escape_errors(tok.value, _line(tok), tok.column))
             return _Quoted(unquote(tok.value), _line(tok), tok.column)
         return ast.Symbol(tok.value, _line(tok), tok.column)
 
     def rel(self, c):
         tok = c[0]
-        text = unquote(tok.value) if tok.type == "STRING" else tok.value
+        text = tok.value
+        if tok.type == "STRING":
+            state.errors.extend(escape_errors(tok.value, _line(tok), tok.column))
+            text = unquote(tok.value)
         if not text.strip():
             _err(tok, "a relation name cannot be empty")
         return ast.Relation(text, line=_line(tok), column=tok.column)

@@ -16,7 +16,7 @@ from lark.exceptions import LarkError, UnexpectedInput, VisitError
 
 from . import ast
 from .ast import KEYWORDS  # noqa: F401 (KEYWORDS: also read by thinkingdb.store.tdbfile)
-from .builder import ANONYMOUS, number, state, unquote as _unquote  # noqa: F401 (ANONYMOUS: as before the split)
+from .builder import ANONYMOUS, escape_errors, number, state, unquote as _unquote  # noqa: F401 (ANONYMOUS: as before the split)
 from .errors import Diagnostic, LanguageSyntaxError, make_diagnostic
 from .lalr import run
 
@@ -39,6 +39,8 @@ def _fact_from_match(m: re.Match, lineno: int, line: str, errors: list) -> ast.F
     names = []
     for g in (1, 2, 3):
         text = m.group(g)
+        if text[0] == '"':
+            errors.extend(escape_errors(text, lineno, m.start(g) + 1))
         names.append((_unquote(text) if text[0] == '"' else text, m.start(g) + 1, text[0] == '"'))
     conf = None
     if m.group(4) is not None:

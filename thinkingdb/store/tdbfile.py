@@ -11,6 +11,7 @@ from .records import MAX_DIAGNOSTICS, Batch, Reject, _reject, read_whole
 
 try:  # the language's one-line fact syntax, shared so the fast path reads exactly what the parser reads
     from grammar.parser import KEYWORDS as _KEYWORDS, _FACT_LINE, _ends_statement, _unquote
+    from grammar.builder import escape_errors as _escape_errors
 except ImportError:  # pragma: no cover - a grammar without these helpers: everything takes the parser
     _FACT_LINE = None
 
@@ -20,8 +21,8 @@ def _split_simple_facts(lines: list[str], quoted: bool = False) -> tuple[list[tu
     """Plain one-line facts with a valid confidence, and the other lines (facts blanked out) for the parser.
 
     Mirrors the parser's own fast path: a line is a candidate only when no statement is pending.
-    Anything doubtful (bad confidence, empty names) is left to the parser, which reports it; with
-    ``quoted`` (symbol mode ``quoted``), so is a fact with a quoted symbol.
+    Anything doubtful (bad confidence, empty names, an unknown escape) is left to the parser, which
+    reports it; with ``quoted`` (symbol mode ``quoted``), so is a fact with a quoted symbol.
     """
     simple: list[tuple[int, str, str, str, float]] = []
     rest = list(lines)
@@ -35,6 +36,9 @@ def _split_simple_facts(lines: list[str], quoted: bool = False) -> tuple[list[tu
             if m is not None and m.group(1) not in _KEYWORDS and not (quoted and (m.group(1)[0] == '"'
                                                                                   or m.group(3)[0] == '"')):
                 s, r, o, c = m.group(1, 2, 3, 4)
+                if "\\" in line and any(_escape_errors(t, 0, 0) for t in (s, r, o) if t[0] == '"'):
+                    pending = not _ends_statement(line)
+                    continue
                 if s[0] == '"':
                     s = _unquote(s)
                 if r[0] == '"':
