@@ -120,7 +120,8 @@ def cmd_query(args) -> int:
             payload = {"answers": [a.to_json() if hasattr(a, "to_json") else
                                    {"bindings": a.bindings, "score": a.score, "proof": _proof_json(a.proof)}
                                    for a in result.answers],
-                       "truncated": result.truncated, "variables": variables}
+                       "truncated": result.truncated, "more": bool(getattr(result, "more", False)),
+                       "variables": variables}
             sys.stdout.write(_dumps(payload, ensure_ascii=False) + "\n")
         elif fmt == "tsv":
             out = sys.stdout
@@ -145,6 +146,8 @@ def cmd_query(args) -> int:
                     sys.stdout.write(f"{shown}  (score {a.score:.6g})\n")
             if not result.answers:
                 sys.stdout.write("no answers\n")
+        if getattr(result, "more", False):
+            sys.stderr.write(f"thinkingdb: note: stopped at --limit {args.limit}; there are more answers\n")
         if result.truncated:
             sys.stderr.write(f"thinkingdb: note: closure stopped at its {result.truncated} bound; answers may be "
                              "incomplete (raise --max-depth/--max-nodes/--max-derived/--timeout-ms/--max-rows)\n")

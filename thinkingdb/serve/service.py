@@ -155,7 +155,8 @@ class Service(Generations):
             labels = snap.labels()   # each answer's display labels beside its keys, as kb.query gives them
             answers = [a.replace(labels={v: labels.get(k, k) for v, k in a.bindings.items()}).to_json()
                        for a in res.answers]
-            out = {"answers": answers, "truncated": res.truncated, "variables": [v.name for v in q.variables()]}
+            out = {"answers": answers, "truncated": res.truncated, "more": bool(res.more),
+                   "variables": [v.name for v in q.variables()]}
             if body.get("labels"):
                 out["labels"] = snap.labels_for(_proof_symbols(a.proof for a in res.answers))
             return out
