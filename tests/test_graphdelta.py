@@ -512,3 +512,17 @@ def test_without_flock_a_container_is_still_written_and_dead_temporaries_still_r
     assert [os.path.basename(p) for p in gd.remove_abandoned(str(tmp_path / "kb.sqlite"))] == \
         [f"kb.sqlite.access.tmp.{dead}.0badc0de"]
     assert calls == [fcntl.LOCK_EX, fcntl.LOCK_EX | fcntl.LOCK_NB]
+
+
+def test_every_file_beside_a_store_has_its_dead_writers_temporaries_removed(tmp_path):
+    # each file a reader or writer writes beside kb.sqlite (graph, delta, views, topics, matcher, access)
+    # leaves TARGET.tmp.PID.XXXXXXXX when its writer dies; every one of them is removed, a live one is not
+    dead = _dead_pid()
+    names = ["kb.sqlite.graph", "kb.sqlite.graph.delta", "kb.sqlite.graph.view0", "kb.sqlite.graph.view7",
+             "kb.sqlite.topics", "kb.sqlite.matcher", "kb.sqlite.access"]
+    for name in names:
+        (tmp_path / f"{name}.tmp.{dead}.0badc0de").write_bytes(b"x")
+    (tmp_path / f"kb.sqlite.matcher.tmp.{os.getpid()}.0badc0de").write_bytes(b"x")
+    gone = sorted(os.path.basename(p) for p in gd.remove_abandoned(str(tmp_path / "kb.sqlite")))
+    assert gone == sorted(f"{name}.tmp.{dead}.0badc0de" for name in names)
+    assert sorted(os.listdir(tmp_path)) == [f"kb.sqlite.matcher.tmp.{os.getpid()}.0badc0de"]

@@ -26,4 +26,4 @@ def store_files(store_path: str) -> list[str]:
     :func:`~thinkingdb.store.graphfile.write_container`)."""
     g = graph_path(store_path)
     return [g, g + ".delta", *(f"{g}.view{i}" for i in range(VIEW_FILES)), f"{store_path}.topics",
-            access_path(store_path)]
+            f"{store_path}.matcher", access_path(store_path)]
