@@ -19,13 +19,14 @@ from thinkingdb.store.sqlite import Store
 
 
 def _files(tmp_path, seed: int) -> list[str]:
-    """A TSV with duplicates and confidences, a .tdb with an inverse, JSON Lines units and N-Quads."""
+    """A TSV with duplicates and confidences, a .tdb with an inverse, JSON Lines units and N-Quads (no
+    has_part in the TSV: an inverse declared after facts of its name is refused, docs/ingest.md)."""
     rng = random.Random(seed)
     names = [f"Entity {i}" for i in range(40)] + ["ex:Paris", "ex:paris", "open-ssl", "Open SSL"]
     rels = ["uses", "dependsOn", "has_part", "part_of", "ex:knows"]
     tsv = tmp_path / f"a{seed}.tsv"
     tsv.write_text("subject\trelation\tobject\tconfidence\n" + "".join(
-        f"{rng.choice(names)}\t{rng.choice(rels)}\t{rng.choice(names)}\t{rng.randrange(1, 101) / 100}\n"
+        f"{rng.choice(names)}\t{rng.choice(rels[:2] + rels[3:])}\t{rng.choice(names)}\t{rng.randrange(1, 101) / 100}\n"
         for _ in range(rng.randrange(150, 300))), encoding="utf-8")
     tdb = tmp_path / f"b{seed}.tdb"
     tdb.write_text("relation part_of inverse has_part.\n" + "".join(

@@ -307,9 +307,18 @@ class KnowledgeBase:
             rules += lib_rules
             decls += lib_decls
         rules += [r for r, u in stored if u is None] + list(self._extra_rules)
-        decls = sorted(set(d for d in decls if d.kind != "inverse"))  # inverses are stored oriented
+        # inverses are stored oriented (``relation c inverse b``: facts of b are stored as c, reversed), so
+        # rules and declarations read b as c too, whenever they were stored: their inverse rules go
+        inverses = {d.other: d.relation for d in decls if d.kind == "inverse" and d.other}
+        if inverses:
+            inverses.update(self.store.vocabulary().inverses)   # the store's, in its order of precedence
+        decls = sorted(set(d for d in decls if d.kind != "inverse"))
         rules += list(compile_declarations(decls))
-        return tuple(rules), tuple((r, u) for r, u in stored if u is not None)
+        if not inverses:
+            return tuple(rules), tuple((r, u) for r, u in stored if u is not None)
+        from .store.rulejson import orient_rules
+        return orient_rules(rules, inverses), tuple((r, u) for r, u in zip(
+            orient_rules((r for r, u in stored if u is not None), inverses), (u for _, u in stored if u is not None)))
 
     def _open_graph(self, stamp=None):
         """The fact graph: the store's graph file, memory-mapped (rebuilt first when it is missing,

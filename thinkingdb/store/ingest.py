@@ -174,6 +174,7 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
     rejects: list[Reject] = []
     with store.transaction():
         vocab = store.vocabulary()   # inside: another writer's aliases committed before this one count
+        known = dict(vocab.inverses)
         writer = FactWriter(store)
         for path, source in files:
             kind = _extension(path, options).lstrip(".")
@@ -204,6 +205,8 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
             raise IngestError([r.diagnostic for r in rejects])
         _check_strata(store)
         writer.flush()
+        if vocab.inverses != known:
+            _check_inverses(store, vocab.inverses, {b: c for b, c in vocab.inverses.items() if known.get(b) != c})
     if rejects and rejects_path:
         with open(rejects_path, "w", encoding="utf-8") as fh:
             for r in rejects:
@@ -221,15 +224,61 @@ def _check_strata(store: Store) -> None:
     if c.execute("SELECT 1 FROM rules WHERE body LIKE '%\"negated\"%' LIMIT 1").fetchone() is None:
         return   # no `not` premise anywhere: nothing can cycle through it
     from ..engine.rules import StratificationError, compile_declarations, strata
+    from .rulejson import orient_rules
     decls = [d for d in store.declarations() if d.kind != "inverse"]   # inverses are stored oriented
-    try:
-        strata([r for r, _ in store.rule_rows()] + list(compile_declarations(decls)))
+    try:   # and read oriented (api.KnowledgeBase._read_rules)
+        strata(orient_rules([r for r, _ in store.rule_rows()] + list(compile_declarations(decls)),
+                            store.vocabulary().inverses))
     except StratificationError as exc:
         row = c.execute("SELECT s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin WHERE r.name = ? "
                         "ORDER BY r.origin DESC LIMIT 1", (exc.rule,)).fetchone()
         source, line = row if row is not None else ("<store>", 0)
         raise IngestError([Diagnostic(source, line, 1 if line else 0, f"{exc} (with the rules and declarations "
                                       "already in the store)", code="cyclic_negation")]) from None
+
+
+def _check_inverses(store: Store, inverses: dict[str, str], new: dict[str, str]) -> None:
+    """Refuse an ingest whose inverse declarations chain (``relation c inverse b. relation b inverse a.``:
+    a fact is turned once, so a's would be stored as b, a name read as c reversed), or whose ``relation c
+    inverse b`` comes after facts of b in the store (or in an earlier file of this ingest): b is read as c
+    reversed, so those facts would silently fall out of every answer. Checked inside the transaction;
+    the error points at the declaration. ``new``: the inverses this ingest declared."""
+    c = store.conn
+    problems = []
+
+    def declared(canon: str, b: str) -> tuple[str, int]:
+        row = c.execute("SELECT s.source, d.line FROM declarations d JOIN sources s ON s.id = d.origin WHERE "
+                        "d.kind = 'inverse' AND d.relation = ? AND d.other = ? ORDER BY d.origin DESC LIMIT 1",
+                        (canon, b)).fetchone()
+        return row if row is not None else ("<store>", 0)
+
+    for b, canon in sorted(inverses.items()):   # b is c reversed is d: one direction is stored, b's is not
+        far = inverses.get(canon)
+        if far is not None and (b in new or canon in new):
+            source, line = declared(canon, b)
+            where = "%s:%d" % declared(far, canon)
+            problems.append(Diagnostic(
+                source, line, 1 if line else 0,
+                f"relation {canon} inverse {b}: {canon} is itself the inverse of {far} (relation {far} inverse "
+                f"{canon}, {where}), so {b} means {far}: write alias {b} => {far}", f"relation {canon} inverse {b}.",
+                1 if line else 0, code="inverse_chain"))
+    if problems:
+        raise IngestError(problems)
+    for b, canon in sorted(new.items()):
+        fact = c.execute("SELECT f.subject, f.object, s.source, p.line FROM facts f JOIN provenance p ON p.fact = f.id "
+                         "JOIN sources s ON s.id = p.origin WHERE f.relation = ? ORDER BY p.origin, p.line LIMIT 1",
+                         (b,)).fetchone()
+        if fact is None:
+            continue
+        source, line = declared(canon, b)
+        problems.append(Diagnostic(
+            source, line, 1 if line else 0,
+            f"relation {canon} inverse {b} comes after facts of {b} (first: {fact[0]} {b} {fact[1]}, "
+            f"{fact[2]}:{fact[3]}), which it would hide: {b} is read as {canon} reversed; declare the inverse "
+            f"before them, or state them with {canon}", f"relation {canon} inverse {b}.", 1 if line else 0,
+            code="inverse_after_facts"))
+    if problems:
+        raise IngestError(problems)
 
 
 def _check_units(store: Store, batch: Batch) -> None:
