@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import os
 
-from .deltacompose import _base_confs, compose, compose_ids, entry_orders, restricted  # noqa: F401 (re-exported)
-from .storefiles import remove_abandoned, store_files  # noqa: F401 (re-exported)
 from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph, read_facts,
                         store_stamp, write_container, write_graph)
 
@@ -34,6 +32,20 @@ if TYPE_CHECKING:   # numpy and the overlay load when a delta is read or written
 
 __all__ = ["MAX_DELTA", "DELTA_MAGIC", "delta_path", "arm", "disarm", "collect", "advance", "open_current",
            "merge_limit", "load_or_build", "build_graph", "restricted", "compose", "entry_orders"]
+
+_MOVED = {"_base_confs": "deltacompose", "compose": "deltacompose", "compose_ids": "deltacompose",
+          "entry_orders": "deltacompose", "restricted": "deltacompose", "remove_abandoned": "storefiles",
+          "store_files": "storefiles"}
+
+
+def __getattr__(name: str):
+    """The names that moved to ``deltacompose.py`` and ``storefiles.py``, still importable from here,
+    loaded on first use: a question that opens a current graph file needs neither (~25 KB of .pyc)."""
+    if name in _MOVED:
+        import importlib
+        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAX_DELTA = 65536          # entries a delta may hold before it is merged into the base
 DELTA_MAGIC = b"TDBDELTA"
@@ -155,6 +167,7 @@ def build_graph(store, path: str | None = None) -> GraphArrays | None:
             current = open_current(store.path, stamp) if path == graph_path(store.path) else open_graph(path, stamp)
             if current is not None:
                 return current
+            from .storefiles import remove_abandoned
             remove_abandoned(store.path, path)
             stamp, symbols, relations, s, r, o, c = read_facts(store)
             write_graph(path, stamp, symbols, relations, s, r, o, c)
@@ -187,6 +200,7 @@ def advance(store_path: str, parent: Stamp, stamp: Stamp, changes: list[Change])
                 old = open_delta(dpath, base, parent)
                 if old is None:
                     return False
+            from .deltacompose import compose
             header, arrays = compose(base, old, changes)
             header.update(base=list(_fields(base.stamp)), stamp=list(_fields(stamp)))
             if len(arrays["e_s"]) > merge_limit(base.n_facts):
