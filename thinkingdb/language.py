@@ -6,6 +6,8 @@ so they apply to the whole file wherever they stand — and reports every proble
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import grammar
 from grammar import ast
 
@@ -61,8 +63,8 @@ def parse_source(text: str, source: str = "<string>") -> ast.Document:
 
 
 class _Compiler:
-    def __init__(self, source: str, text: str, vocab: Vocabulary):
-        self.source, self.text, self.vocab = source, text, vocab
+    def __init__(self, source: str, text: str, vocab: Vocabulary, library=None):
+        self.source, self.text, self.vocab, self.library = source, text, vocab, library
         self.errors: list[Diagnostic] = []
         self.program = Program(source)
         self.fresh = 0
@@ -288,17 +290,33 @@ class _Compiler:
             head = d.other if d.kind in ("inverse", "subrelation_of") else d.relation
             rules.append(Rule(f"{d.relation}_{d.kind}" + (f"_{d.other}" if d.other else ""),
                               (Atom(x, d.relation, y),), Atom(x, head, y)))
+        mine = {r.name for r in rules}
+        if self.library is not None:
+            # the default rule library applies to every question of a store that does not turn it
+            # off: a `not` of this file that cycles with it would make all those questions fail
+            rules += list(self.library())
         try:
             strata(rules)
         except StratificationError as exc:
+            # the library has no `not`: the rule holding the cycle's `not` premise is this file's
             line = next(ln for r, ln in self.program.rules if r.name == exc.rule)
-            self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, 1, str(exc),
+            reason = str(exc)
+            if any(name not in mine for _, name, _, _ in exc.cycle):
+                reason += (" (with the default rule library, thinkingdb/data/default_rules.tdb, which every "
+                           "question applies unless it is turned off)")
+            self.errors.append(grammar.errors.make_diagnostic(self.text, self.source, line, 1, reason,
                                                               "cyclic_negation"))
 
 
-def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = None) -> Program:
-    """Normalize a parsed document. ``vocab`` (aliases, inverses) is extended in place."""
-    comp = _Compiler(doc.source, text, vocab if vocab is not None else Vocabulary())
+def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = None, *,
+                     library: Callable[[], Iterable[Rule]] | None = None) -> Program:
+    """Normalize a parsed document. ``vocab`` (aliases, inverses) is extended in place.
+
+    ``library``: gives the rules (declarations compiled) of the default rule library, called only when
+    the document has a ``not`` premise; a ``not`` that cycles with them is an error
+    (``cyclic_negation``, at the rule), as a cycle among the document's own rules and declarations
+    always is. Left out, the document is checked alone."""
+    comp = _Compiler(doc.source, text, vocab if vocab is not None else Vocabulary(), library)
     comp.declarations(doc)
     for s in doc.statements:
         try:
@@ -314,15 +332,16 @@ def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = No
     return comp.program
 
 
-def compile_source(text: str, source: str = "<string>", vocab: Vocabulary | None = None) -> Program:
-    """Parse and normalize ThinkingDB source.
+def compile_source(text: str, source: str = "<string>", vocab: Vocabulary | None = None, *,
+                   library: Callable[[], Iterable[Rule]] | None = None) -> Program:
+    """Parse and normalize ThinkingDB source (``library``: see :func:`compile_document`).
 
     >>> p = compile_source('"Secure Execution" is_a goal. x dependsOn y. relation part_of inverse has_part. w has_part c.')
     >>> [str(f.triple) for f, _ in p.facts]
     ['secure_execution is_a goal', 'x depends_on y', 'c part_of w']
     """
     try:
-        return compile_document(parse_source(text, source), text, vocab)
+        return compile_document(parse_source(text, source), text, vocab, library=library)
     except RecursionError:   # a statement nested thousands deep (^^^^…r, ((((…))))): name its line
         lines = text.split("\n")
         deepest = max(range(len(lines)), key=lambda i: sum(map(lines[i].count, "^(")))

@@ -32,6 +32,7 @@ import grammar
 from ..errors import Diagnostic, ThinkingDBError
 from .ingest import reader_for
 from ..language import compile_document, parse_source
+from .tdbfile import library_rules
 from ..model import PathRel, Rule
 from ..normalize import Vocabulary, symbol_key
 
@@ -104,7 +105,7 @@ def _collect_tdb(col: _Collector, text: str, source: str, vocab: Vocabulary) -> 
         col.syntax(getattr(exc, "diagnostics", [Diagnostic(source, 1, 1, str(exc))]))
         return
     try:
-        program = compile_document(doc, text, vocab)
+        program = compile_document(doc, text, vocab, library=library_rules)   # as ingest checks it
     except ThinkingDBError as exc:
         col.syntax(getattr(exc, "diagnostics", [Diagnostic(source, 1, 1, str(exc))]))
         return

@@ -63,8 +63,18 @@ def _split_simple_facts(lines: list[str], quoted: bool = False) -> tuple[list[tu
 _QUOTE_EDGES = " \t\"'“”‘’«»`"
 
 
-def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
+def library_rules() -> tuple:
+    """The default rule library's rules with its declarations compiled (what a question applies)."""
+    from ..engine.rules import compile_declarations, default_rule_set
+    rules, decls = default_rule_set()
+    return tuple(rules) + tuple(compile_declarations(decls))
+
+
+def read_tdb(path: str, source: str, vocab: Vocabulary, library: bool = True) -> Iterator[Batch]:
     """The ThinkingDB language; with errors, each bad statement's lines become rejects.
+
+    ``library``: a rule whose ``not`` cycles with the default rule library is refused
+    (``cyclic_negation``), since every question that applies the library would fail.
 
     Plain one-line facts are read directly (the same syntax as the parser's fast path); the rest of the
     file goes through the parser and compiler, whose aliases and inverse declarations then apply to
@@ -80,7 +90,7 @@ def read_tdb(path: str, source: str, vocab: Vocabulary) -> Iterator[Batch]:
     while True:
         try:
             program = compile_source("\n".join("" if i + 1 in blanked else ln for i, ln in enumerate(rest)),
-                                     source, vocab)
+                                     source, vocab, library=library_rules if library else None)
             break
         except ParseError as exc:
             new = {d.line for d in exc.diagnostics} - blanked
