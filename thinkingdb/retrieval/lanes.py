@@ -132,6 +132,7 @@ class Lanes:
         self._topics_all: dict[str, list[str]] | None = None
         self._facts: FactAccess = state.facts
         self.built: dict[str, float] = {}   # lane -> seconds spent (re)building in this process
+        self.carried: dict[str, bool] = {}  # lane -> carried from an earlier state (True: patched or re-keyed)
 
     @property
     def by_id(self):
@@ -169,7 +170,8 @@ class Lanes:
         """Load or build what searches of ``view`` through ``lanes`` need, ahead of the first search.
 
         Returns, per part, the seconds it took and its state: the persisted indexes (BM25, HDC) are
-        ``built`` or ``loaded`` (from the store, or already in memory); the other parts are
+        ``built``, ``loaded`` (from the store, or already in memory) or ``carried`` (a BM25 index of an
+        earlier store state, patched where units changed: :mod:`~thinkingdb.retrieval.lexcarry`); the other parts are
         ``computed`` in memory for this process.
         """
         import time
@@ -190,7 +192,8 @@ class Lanes:
             t0 = time.perf_counter()
             step()
             took = round(time.perf_counter() - t0, 3)
-            state = "computed" if key is None else "built" if key in self.built else "loaded"
+            state = ("computed" if key is None else "built" if key in self.built
+                     else "carried" if key in self.carried else "loaded")
             out[name] = {"state": state, "seconds": took}
         return out
 
@@ -244,6 +247,9 @@ class Lanes:
         import time
         from lexical import BM25Index
         record = self._bm25_record(view)
+        stamp = getattr(getattr(self.state, "reader", None), "stamp", None)
+        if stamp is not None:   # the state it was built at: a later one may carry it (retrieval/lexcarry.py)
+            record["stamp"] = [stamp.generation, stamp.token, stamp.max_fact]
         name = "bm25" if key == "all" else f"bm25/view/{int(key, 16) % VIEW_SLOTS}"
         data = self._load(name, record)
         version = self._bm25_version(view)
@@ -252,6 +258,14 @@ class Lanes:
                 return BM25Index.load(io.BytesIO(data), tokenizer=self.tokenizer), version
             except Exception:  # noqa: BLE001 - a corrupt saved index is rebuilt, never trusted
                 pass
+        from .lexcarry import carry
+        carried = carry(self, view, name, record, _unit_fields)
+        if carried is not None:
+            idx, save = carried
+            self.carried[f"bm25:{key}"] = save
+            if save:
+                self._save(name, record, idx)
+            return idx, version
         t0 = time.perf_counter()
         idx = BM25Index(tokenizer=self.tokenizer)
         mask = view.mask
