@@ -73,7 +73,20 @@ def normalize_tdb(text: str, source: str = "<string>", vocab: Vocabulary | None 
             aliases[key] = rel
     out += [f"alias {format_name(k)} => {format_name(v)}." for k, v in sorted(aliases.items())]
     out += sorted({_decl(d) for d, _ in program.declarations})
-    rules = {r.name: r for r, _ in program.rules}  # a later rule of the same name replaces the earlier
+    rules: dict[str, Rule] = {}
+    first: dict[str, int] = {}
+    problems = []
+    lines = text.split("\n")
+    for r, line in program.rules:   # a name identifies a rule, as a store's ingest requires
+        if first.setdefault(r.name, line) != line and rules[r.name] != r:   # the same rule again is harmless
+            snippet = lines[line - 1] if 0 < line <= len(lines) else ""
+            col = len(snippet) - len(snippet.lstrip()) + 1
+            problems.append(Diagnostic(source, line, col, f"a second rule named {r.name.split('/')[0]}: the first "
+                                       f"is at line {first[r.name]}; rule names identify rules, rename one",
+                                       snippet[:200], col))
+        rules[r.name] = r
+    if problems:
+        raise ParseError(problems)
     out += [_rule(rules[n]) for n in sorted(rules)]
     merged = _merge((f.subject, f.relation, f.object, f.confidence) for f, _ in program.facts)
     out += [f"{format_name(s)} {format_name(r)} {format_name(o)}{_conf(c)}." for (s, r, o), c in sorted(merged.items())]

@@ -189,6 +189,7 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
                 read = functools.partial(read, ids=writer.ids)                 # the bulk writer's ids
             for batch in read(path, source, vocab):
                 _check_units(store, batch)
+                _check_rule_names(store, batch, path)
                 rejects.extend(batch.rejects)
                 for what, n in batch.notes.items():
                     notes[what] = notes.get(what, 0) + n
@@ -279,6 +280,55 @@ def _check_inverses(store: Store, inverses: dict[str, str], new: dict[str, str])
             code="inverse_after_facts"))
     if problems:
         raise IngestError(problems)
+
+
+def _rule_statement(name: str) -> str:
+    """The name a rule statement gave (an n-ary head's ``r/2`` and a ``not`` premise's ``r.not.1`` are r's)."""
+    return name.split(".not.")[0].split("/")[0]
+
+
+def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
+    """Reject a rule whose name an earlier rule of this ingest or the store has: a name identifies a rule
+    (the store keeps one rule per name, and proofs name rules), so a second ``rule r0`` would silently
+    replace or hide the first. Re-ingesting a source replaces its rules (it is retracted first)."""
+    if not batch.rules:   # a restricted note's rules (declarations among them) are not checked yet
+        return
+    from .rulejson import rule_from_json
+    seen: dict[str, tuple] = {}   # name -> (line, rule)
+    bad: dict[int, str] = {}
+    entries = batch.rules
+    names = sorted({r.name for r, _ in entries})
+    stored: dict[str, tuple[str, int, str]] = {}
+    for i in range(0, len(names), 500):
+        part = names[i:i + 500]
+        stored.update((n, (src, ln, body)) for n, src, ln, body in store.conn.execute(
+            "SELECT r.name, s.source, r.line, r.body FROM rules r JOIN sources s ON s.id = r.origin "
+            f"WHERE r.name IN ({','.join('?' * len(part))})", part))
+    for r, line in entries:   # one statement never gives one name twice; the same rule again is harmless
+        name = _rule_statement(r.name)
+        if r.name in seen:
+            first, earlier = seen[r.name]
+            if earlier != r:
+                bad.setdefault(line, f"a second rule named {name}: the first is at line {first}; rule names "
+                                     "identify rules, rename one")
+        else:
+            seen[r.name] = line, r
+        if r.name in stored and line not in bad and rule_from_json(r.name, stored[r.name][2]) != r:
+            src, ln, _ = stored[r.name]
+            bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
+                                 f"rules: rename one, or retract {src} first")
+    if not bad:
+        return
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
+    except OSError:
+        lines = []
+    for line, reason in sorted(bad.items()):
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        col = len(text) - len(text.lstrip()) + 1
+        batch.rejects.append(_reject(batch.source, line, col, reason, text))
+    batch.rules = [(r, ln) for r, ln in batch.rules if ln not in bad]
 
 
 def _check_units(store: Store, batch: Batch) -> None:

@@ -357,7 +357,8 @@ class Store:
         return out
 
     def rules(self) -> list[Rule]:
-        """Rules in force: for each name, the one of the latest source."""
+        """Rules in force: for each name, the one of the latest source (an ingest refuses a rule whose
+        name the store holds already, so a store written since has one rule per name)."""
         return [rule for rule, _ in self.rule_rows()]
 
     def rule_rows(self) -> list[tuple[Rule, str | None]]:

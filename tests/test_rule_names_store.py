@@ -1,0 +1,88 @@
+"""Rule names in a store: a name identifies a rule, so a second rule of one name (in one file, or beside
+one already stored) is refused at its line, naming the first; before, the store kept one of the two
+(rules keyed by name and source, read one per name) while the ingest counted both and the in-memory
+closure applied both, and the other rule's answers vanished silently."""
+import pytest
+
+from thinkingdb.api import open_kb
+from thinkingdb.errors import IngestError
+
+
+def _answers(kb, q):
+    return [a.bindings for a in kb.query(q).answers]
+
+
+def test_a_second_rule_of_one_name_in_a_file_is_refused_at_its_line(tmp_path):
+    (tmp_path / "one.tdb").write_text("n1 a n2.\nn1 b n2.\nrule r0: ?x a ?y => ?x h ?y.\n  rule r0: ?x b ?y => ?x g ?y.\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "one.tdb")])
+        (d,) = exc.value.diagnostics
+        assert (d.source.endswith("one.tdb"), d.line, d.column) == (True, 4, 3)
+        assert "a second rule named r0: the first is at line 3" in d.reason
+        assert kb.stats()["rules"] == 0 and kb.stats()["facts"] == 0   # an ingest is atomic
+
+
+def test_skip_invalid_keeps_the_first_rule_and_reports_the_second(tmp_path):
+    (tmp_path / "one.tdb").write_text("n1 a n2.\nn1 b n2.\nrule r0: ?x a ?y => ?x h ?y.\nrule r0: ?x b ?y => ?x g ?y.\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        report = kb.ingest([str(tmp_path / "one.tdb")], skip_invalid=True)
+        assert (report.rules, report.rejected) == (1, 1)
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]
+        assert _answers(kb, "? ?x g ?y.") == []
+        assert kb.stats()["rules"] == 1
+
+
+def test_a_rule_of_a_name_already_stored_is_refused_naming_its_source(tmp_path):
+    (tmp_path / "a.tdb").write_text("n1 a n2.\nrule r0: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "b.tdb").write_text("n1 b n2.\nrule r0: ?x b ?y => ?x g ?y.\n")
+    for together in (True, False):
+        with open_kb(str(tmp_path / f"kb{together}.sqlite"), default_rules=False) as kb:
+            if not together:
+                kb.ingest([str(tmp_path / "a.tdb")])
+            files = [str(tmp_path / "a.tdb"), str(tmp_path / "b.tdb")] if together else [str(tmp_path / "b.tdb")]
+            with pytest.raises(IngestError, match=r"rule r0 is already in the store from .*a\.tdb:2") as exc:
+                kb.ingest(files)
+            (d,) = exc.value.diagnostics
+            assert (d.source.endswith("b.tdb"), d.line, d.column) == (True, 2, 1)
+            if not together:   # the store as it was: a's rule answers, b's facts are not in
+                assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]
+                assert kb.stats()["rules"] == 1 and kb.stats()["facts"] == 1
+
+
+def test_re_ingesting_a_source_replaces_its_rules(tmp_path):
+    f = tmp_path / "a.tdb"
+    f.write_text("n1 a n2.\nrule r0: ?x a ?y => ?x h ?y.\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(f)])
+        f.write_text("n1 a n2.\nrule r0: ?x a ?y => ?x g ?y.\n")
+        kb.ingest([str(f)])
+        assert _answers(kb, "? ?x g ?y.") == [{"x": "n1", "y": "n2"}] and _answers(kb, "? ?x h ?y.") == []
+        assert kb.stats()["rules"] == 1
+
+
+def test_statement_node_rules_of_one_statement_are_not_duplicates(tmp_path):
+    # an n-ary head gives r/1, r/2 from one statement; a second statement of that name is refused
+    (tmp_path / "a.tdb").write_text("n1 a n2.\nrule r: ?x a ?y => link(?x, ?y).\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        assert kb.ingest([str(tmp_path / "a.tdb")]).rules == 2
+        (tmp_path / "b.tdb").write_text("rule r: ?x a ?y => link(?y, ?x).\n")
+        with pytest.raises(IngestError, match="rule r is already in the store"):
+            kb.ingest([str(tmp_path / "b.tdb")])
+
+
+def test_normalize_refuses_two_rules_of_one_name():
+    from thinkingdb.errors import ParseError
+    from thinkingdb.store.canonical import normalize_tdb
+    with pytest.raises(ParseError, match="a second rule named r0: the first is at line 1") as exc:
+        normalize_tdb("rule r0: ?x a ?y => ?x h ?y.\nrule r0: ?x b ?y => ?x g ?y.\n", "x.tdb")
+    assert [(d.line, d.column) for d in exc.value.diagnostics] == [(2, 1)]
+
+
+def test_the_same_rule_again_is_not_a_conflict(tmp_path):
+    rule = "rule r0: ?x a ?y => ?x h ?y.\n"
+    (tmp_path / "a.tdb").write_text("n1 a n2.\n" + rule + rule)
+    (tmp_path / "b.tdb").write_text(rule)
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "a.tdb"), str(tmp_path / "b.tdb")])
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}] and kb.stats()["rules"] == 1
