@@ -80,8 +80,31 @@ class QueryResult(Value):
         return len(self.answers)
 
 
+def _introducing(rules) -> list[Rule]:
+    """The rules that can put a symbol in no asserted fact into a derived fact: a constant (or an n-ary
+    node) in the head, or a head variable no positive premise binds (assigned by a constraint)."""
+    out = []
+    for r in rules:
+        bound = {t for a in r.premises for t in (a.subject, a.object) if isinstance(t, Var)}
+        if any(not isinstance(t, Var) or t not in bound for t in (r.head.subject, r.head.object)):
+            out.append(r)
+    return out
+
+
 def _view_for(query: Query, g: FactGraph, rules, limits: Limits, alternatives: int, goal_directed: bool):
     rels = set().union(*(_relations(p.path) for p in query.patterns))
+    zero = [p for p in query.patterns if _nullable(p.path)]
+    if zero:
+        # a zero-step match pairs every symbol of the model with itself (docs/closure.md, "zero steps"),
+        # whichever rules the question's relations need. The symbols that only derived facts hold come
+        # from the rules that introduce symbols: their relations are derived too, in full, when the
+        # question may ask for every symbol (a free end) or names a symbol no asserted fact holds
+        introducing = _introducing(rules)
+        if introducing and any((isinstance(p.subject, Var) and isinstance(p.object, Var))
+                               or any(not isinstance(t, Var) and g.symbol_id(t) is None
+                                      for t in (p.subject, p.object)) for p in zero):
+            rels |= {r.head.relation for r in introducing}
+            goal_directed = False
     rel_rules = relevant_rules(rules, rels)
     if not rel_rules:
         return GraphView(g)
@@ -116,6 +139,9 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
+    if _absent_constant(view, query):
+        return QueryResult([], view.truncated, tuple(v.name for v in query.variables()), False,
+                           getattr(view, "stats", None))
     # one pattern with a constant end, or a conjunction run as arrays
     bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
@@ -273,6 +299,31 @@ def _answers(view, names, rows, by_index, aggregate, kk, past_deadline):
         answers.append(Answer(bindings, score, make))
     answers.sort(key=lambda a: (-a.score, tuple(a.bindings[nm] for nm in names)))
     return answers
+
+
+def _in_model(view, sid: int) -> bool:
+    """Whether symbol ``sid`` is in the model: in an asserted fact (the graph's symbols) or in a fact
+    of the view (a symbol only interned, e.g. a rule-head constant of a rule that never fired, is not)."""
+    n = len(view.g._syms)
+    if sid < n:
+        return True
+    return any(view.out(r, sid) or view.inn(r, sid) for r in range(len(view.g._rels) + len(view.ids.local_rels)))
+
+
+def _absent_constant(view, query: Query) -> bool:
+    """Whether a constant end of a path that can match zero steps is in no fact of the model: then
+    the query has no answer (a zero-step match needs the symbol in the model; any other match needs
+    a fact of it anyway)."""
+    ids = view.ids
+    for p in query.patterns:
+        if not _nullable(p.path):
+            continue
+        for t in (p.subject, p.object):
+            if not isinstance(t, Var):
+                sid = ids.find_sym(t)
+                if sid is None or not _in_model(view, sid):
+                    return True
+    return False
 
 
 def _all_starts(view, path: Path) -> list[int]:

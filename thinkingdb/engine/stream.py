@@ -30,8 +30,8 @@ from ..errors import QueryError
 from ..model import Limits, PathRel, Query, Rule, Var
 from .graph import FactGraph
 from .paths import PathWalk, invert, nullable, relations
-from .query import AGGREGATES, Answer, _all_starts, _combine, _conjoin, _order, _proofs_builder, _reversed, \
-    _view_for, combined_scores, noisy_or
+from .query import AGGREGATES, Answer, _absent_constant, _all_starts, _combine, _conjoin, _order, \
+    _proofs_builder, _reversed, _view_for, combined_scores, noisy_or
 from .results import GraphView
 
 __all__ = ["AnswerStream", "answer_stream"]
@@ -82,6 +82,8 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
     deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000.0
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
+    if _absent_constant(view, query):   # a constant in no fact of the model: no answer, as evaluate says
+        return AnswerStream(iter(()), tuple(v.name for v in query.variables()), view, [[view]])
     from .arrays import array_answers   # one pattern with a constant end, or a conjunction run as arrays
     bulk = array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
