@@ -84,3 +84,25 @@ def test_a_not_that_does_not_cycle_with_the_library_is_ingested_and_answers(stor
     got = json.loads(capsys.readouterr()[0])["answers"]
     # a uses b and p uses q; neither a has_capability b (a's capability is c) nor p has_capability q
     assert sorted((a["bindings"]["a"], a["bindings"]["b"]) for a in got) == [("a", "b"), ("p", "q")]
+
+
+@pytest.mark.parametrize("order", ["not first", "not second"])
+def test_a_cycle_through_two_files_and_the_library_is_refused_at_the_stored_rule(store, tmp_path, capsys, order):
+    # x: foo needs not has_capability; y: depends_on needs foo; the library: has_capability needs
+    # depends_on. Neither file cycles with the library alone (each passes read_tdb's check); together
+    # they do, so the second ingest is refused at its rule, whichever comes first, and changes nothing
+    x = tmp_path / "x.tdb"
+    x.write_text("rule x: ?a uses ?b, not ?a has_capability ?b => ?a foo ?b.\n")
+    y = tmp_path / "y.tdb"
+    y.write_text("p uses q.\nrule y: ?a foo ?b => ?a depends_on ?b.\n")
+    first, second = (x, y) if order == "not first" else (y, x)
+    assert main(["--db", store, "--quiet", "ingest", str(first)]) == 0
+    before = _dump(store, capsys)
+    assert main(["--db", store, "ingest", str(second)]) == 2
+    err = capsys.readouterr()[1]
+    where = f"{y}:2:1:" if second is y else f"{x}:1:1:"   # the cycle's rule this ingest wrote
+    assert where in err and "foo needs not has_capability (rule x)" in err and "(rule y)" in err
+    assert "default rule library" in err
+    assert _dump(store, capsys) == before
+    assert main(["--db", store, "--json", "query", "? ?x has_capability ?y."]) == 0   # questions still work
+    capsys.readouterr()

@@ -226,16 +226,22 @@ def _check_strata(store: Store) -> None:
         return   # no `not` premise anywhere: nothing can cycle through it
     from ..engine.rules import StratificationError, compile_declarations, strata
     from .rulejson import orient_rules
+    from .tdbfile import library_rules
     decls = [d for d in store.declarations() if d.kind != "inverse"]   # inverses are stored oriented
-    try:   # and read oriented (api.KnowledgeBase._read_rules)
+    try:   # and read oriented (api.KnowledgeBase._read_rules); with the default library, which every
+        # question applies unless asked not to (a cycle may run through a rule of each of two files and
+        # the library: each file alone passed read_tdb's check against the library)
         strata(orient_rules([r for r, _ in store.rule_rows()] + list(compile_declarations(decls)),
-                            store.vocabulary().inverses))
+                            store.vocabulary().inverses) + library_rules())
     except StratificationError as exc:
-        row = c.execute("SELECT s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin WHERE r.name = ? "
-                        "ORDER BY r.origin DESC LIMIT 1", (exc.rule,)).fetchone()
-        source, line = row if row is not None else ("<store>", 0)
+        names = list(dict.fromkeys([exc.rule] + [step[1] for step in exc.cycle]))   # the cycle's rules:
+        rows = [c.execute("SELECT r.origin, s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin "
+                          "WHERE r.name = ? ORDER BY r.origin DESC LIMIT 1", (n,)).fetchone() for n in names]
+        rows = [r for r in rows if r is not None]   # the stored one this ingest wrote last (not the library's)
+        source, line = max(rows)[1:] if rows else ("<store>", 0)
         raise IngestError([Diagnostic(source, line, 1 if line else 0, f"{exc} (with the rules and declarations "
-                                      "already in the store)", code="cyclic_negation")]) from None
+                                      "already in the store and the default rule library)",
+                                      code="cyclic_negation")]) from None
 
 
 def _check_inverses(store: Store, inverses: dict[str, str], new: dict[str, str]) -> None:
