@@ -57,7 +57,24 @@ class _Known:
         return got
 
 
-class Symbols(Mapping):
+class _Lazy(Mapping):
+    """A mapping read through its ``get``, one key at a time; iterated or counted, through its
+    ``_everything()``, the whole mapping made once."""
+
+    def __getitem__(self, key):
+        got = self.get(key)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __iter__(self):
+        return iter(self._everything())
+
+    def __len__(self) -> int:
+        return len(self._everything())
+
+
+class Symbols(_Lazy):
     """Stem tuple → the keys matched on it: those of the file's that ``known`` accepts, with
     ``extra``'s (a dict of the same shape). Looked up one tuple at a time; iterated, it decodes all."""
 
@@ -77,12 +94,6 @@ class Symbols(Mapping):
             got = self._memo[stems] = got or None
         return default if got is None else got
 
-    def __getitem__(self, stems):
-        got = self.get(stems)
-        if got is None:
-            raise KeyError(stems)
-        return got
-
     def _everything(self) -> dict:
         if self._all is None:
             out: dict = {}
@@ -95,14 +106,8 @@ class Symbols(Mapping):
             self._all = out
         return self._all
 
-    def __iter__(self):
-        return iter(self._everything())
 
-    def __len__(self) -> int:
-        return len(self._everything())
-
-
-class Forms(Mapping):
+class Forms(_Lazy):
     """Key → the word tuples it is written as: ``extra``'s for its keys, else the file's for a key
     ``known`` accepts."""
 
@@ -116,24 +121,12 @@ class Forms(Mapping):
             got = self._table.forms(key)
         return got if got else default
 
-    def __getitem__(self, key):
-        got = self.get(key)
-        if got is None:
-            raise KeyError(key)
-        return got
-
     def _everything(self) -> dict:
         if self._all is None:
             out = {k: f for k in self._keys() if self._known(k) and (f := self._table.forms(k))}
             out.update(self._extra)
             self._all = out
         return self._all
-
-    def __iter__(self):
-        return iter(self._everything())
-
-    def __len__(self) -> int:
-        return len(self._everything())
 
 
 def _table(lanes):

@@ -71,6 +71,22 @@ class Stamp(Value):
         object.__setattr__(self, "max_fact", max_fact)
 
 
+def earlier_stamp(fields, stamp: Stamp) -> Stamp | None:
+    """The stamp a file beside the store names (its header's ``[generation, token, max_fact]``) when it
+    is well formed and of a state before ``stamp`` (a file an earlier state wrote, to patch), else None.
+
+    >>> earlier_stamp([3, "t", 9], Stamp(4, "u", 9)), earlier_stamp([4, "t", 9], Stamp(4, "t", 9))
+    (Stamp(generation=3, token='t', max_fact=9), None)
+    """
+    if not isinstance(fields, list) or len(fields) != 3:
+        return None
+    try:
+        old = Stamp(*fields)
+    except TypeError:
+        return None
+    return old if old.generation < stamp.generation else None
+
+
 VIEW_FILES = 8             # persisted caller views per store (store/viewfile.py: fingerprint mod VIEW_FILES)
 
 

@@ -39,7 +39,7 @@ True
 
 from __future__ import annotations
 
-from .graphfile import Stamp, map_container, write_container
+from .graphfile import Stamp, earlier_stamp, map_container, write_container
 
 __all__ = ["MATCHER_MAGIC", "matcher_path", "MatcherTable", "encode", "table", "save", "load", "derive",
            "read_labels", "read_changed_labels"]
@@ -301,13 +301,8 @@ def derive(store_path: str, stamp: Stamp, params: dict, read_changes, forms_of) 
     not cover the writes since."""
     from .matcherpatch import patch
     got = _read(store_path, params)
-    if got is None or not isinstance(got[0], list) or len(got[0]) != 3:
-        return None
-    try:
-        old = Stamp(*got[0])
-    except TypeError:
-        return None
-    if old.generation >= stamp.generation:
+    old = None if got is None else earlier_stamp(got[0], stamp)
+    if old is None:
         return None
     changed = read_changes(old, got[1])
     if changed is None:

@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from .graphfile import Stamp, map_container, write_container
+from .graphfile import Stamp, earlier_stamp, map_container, write_container
 
 __all__ = ["TOPIC_MAGIC", "topic_path", "TopicMap", "save", "load", "derive"]
 
@@ -188,13 +188,8 @@ def derive(store_path: str, stamp: Stamp, read_changes, topic_key) -> dict[str, 
     and ``topic_key(topic)`` a topic's symbol key (None: it names none). None when there is no such
     file or the log does not cover the writes since."""
     got = _read(store_path)
-    if got is None or not isinstance(got[0], list) or len(got[0]) != 3:
-        return None
-    try:
-        old = Stamp(*got[0])
-    except TypeError:
-        return None
-    if old.generation >= stamp.generation:
+    old = None if got is None else earlier_stamp(got[0], stamp)
+    if old is None:
         return None
     changes = read_changes(old)
     if changes is None:
