@@ -15,7 +15,7 @@ from .arith import ASSIGN, Arith, Constraint
 from .errors import Diagnostic, ParseError, ValidationError, translate
 from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathRel, PathRepeat, PathSeq, Query,
                     QueryPattern, Rule, Term, Triple, Var, node_key, role)
-from .normalize import Vocabulary, relation_key
+from .normalize import Vocabulary, orient_rules, relation_key
 from .values import Record
 
 
@@ -278,6 +278,21 @@ class _Compiler:
         elif isinstance(s, ast.Why):
             (p.why_nots if s.negated else p.whys).append(self.triple(s))
 
+    def rule_names(self) -> None:
+        """A name identifies a rule (proofs name rules; a store keeps one per name): a second, different
+        rule of one name is an error at its line, naming the first, as a store's ingest says."""
+        first: dict[str, tuple[int, Rule]] = {}
+        lines = self.text.split("\n")
+        for r, line in self.program.rules:
+            line0, earlier = first.setdefault(r.name, (line, r))
+            if line0 != line and earlier != r:   # the same rule again is harmless
+                snippet = lines[line - 1] if 0 < line <= len(lines) else ""
+                name = r.name.split(".not.")[0].split("/")[0]
+                self.errors.append(grammar.errors.make_diagnostic(
+                    self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
+                    f"a second rule named {name}: the first is at line {line0}; rule names identify rules, "
+                    "rename one", "duplicate_rule"))
+
     def stratify(self) -> None:
         rules = [r for r, _ in self.program.rules]
         if not any(r.negated for r in rules):   # nothing can cycle through `not`: stratify need not load
@@ -285,11 +300,13 @@ class _Compiler:
         from .stratify import StratificationError, strata
         # a declaration is a rule too (engine.rules.compile_declaration, same names): `relation b
         # subrelation_of c.` closes the cycle of `rule r: ..., not ?x c ?y => ?x b ?y.`
+        # (over b of `relation c inverse b` read as c reversed, as engine.rules.compile_declarations does)
         x, y = Var("x"), Var("y")
         for d, _ in self.program.declarations:
             head = d.other if d.kind in ("inverse", "subrelation_of") else d.relation
-            rules.append(Rule(f"{d.relation}_{d.kind}" + (f"_{d.other}" if d.other else ""),
-                              (Atom(x, d.relation, y),), Atom(x, head, y)))
+            rule = Rule(f"{d.relation}_{d.kind}" + (f"_{d.other}" if d.other else ""), (Atom(x, d.relation, y),),
+                        Atom(x, head, y))
+            rules.append(rule if d.kind == "inverse" else orient_rules([rule], self.vocab.inverses)[0])
         mine = {r.name for r in rules}
         if self.library is not None:
             # the default rule library applies to every question of a store that does not turn it
@@ -325,6 +342,8 @@ def compile_document(doc: ast.Document, text: str, vocab: Vocabulary | None = No
             comp.error(exc.node if exc.node is not None else s, str(exc), exc.code)
         except ValidationError as exc:
             comp.error(s, str(exc))
+    if not comp.errors:
+        comp.rule_names()
     if not comp.errors:
         comp.stratify()
     if comp.errors:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .errors import ValidationError
+from .model import Atom, Rule
 from .values import Record
 
 # the fold's patterns (a signed number is its own key: '-4' is not '4'), compiled by the first name that
@@ -218,8 +219,19 @@ class Vocabulary(Record):
         r, s = self.relation(relation), self.relation(inverse)
         if r == s:
             raise ValidationError(f"relation {relation!r} cannot be its own inverse")
-        if self.inverses.get(s, r) != r or s in self.inverses.values():
+        if self.inverses.get(s, r) != r:
             raise ValidationError(f"conflicting inverse declarations for {inverse!r}")
+        # a chain, in either order (a fact is turned once, so the far name would be read as nothing)
+        far = self.inverses.get(r)
+        if far == s:
+            raise ValidationError(f"conflicting inverse declarations for {inverse!r}")
+        if far is not None:   # relation far inverse r, then relation r inverse s
+            raise ValidationError(f"relation {r} inverse {s}: {r} is itself the inverse of {far} (relation {far} "
+                                  f"inverse {r}), so {s} means {far}: write alias {s} => {far}")
+        near = next((b for b, c in self.inverses.items() if c == s), None)
+        if near is not None:   # relation s inverse near, then relation r inverse s
+            raise ValidationError(f"relation {r} inverse {s}: {s} has itself an inverse, {near} (relation {s} "
+                                  f"inverse {near}), so {near} means {r}: write alias {near} => {r}")
         self.inverses[s] = r
 
     def relation(self, name: str) -> str:
@@ -234,3 +246,29 @@ class Vocabulary(Record):
         if rel in self.inverses:
             return o, self.inverses[rel], s
         return s, rel, o
+
+
+def orient_rules(rules, inverses: dict[str, str]) -> tuple[Rule, ...]:
+    """``rules`` with every atom over a non-canonical inverse name turned to its canonical relation
+    (``relation c inverse b``: ``?x b ?y`` is ``?y c ?x``), as facts and questions are: a rule or a
+    declaration stored before the inverse was declared, or over the other name, then sees the facts.
+
+    >>> from thinkingdb.model import Var
+    >>> x, y = Var("x"), Var("y")
+    >>> [str(r) for r in orient_rules([Rule("r", (Atom(x, "b", y),), Atom(x, "h", y))], {"b": "c"})]
+    ['rule r @1: ?y c ?x => ?x h ?y.']
+    """
+    if not inverses:
+        return tuple(rules)
+
+    def atom(a: Atom) -> Atom:
+        rel = inverses.get(a.relation)
+        return a if rel is None else Atom(a.object, rel, a.subject)
+
+    out = []
+    for r in rules:
+        if any(a.relation in inverses for a in (r.head, *r.premises, *r.negated)):
+            r = Rule(r.name, tuple(map(atom, r.premises)), atom(r.head), r.weight, tuple(map(atom, r.negated)),
+                     r.constraints)
+        out.append(r)
+    return tuple(out)

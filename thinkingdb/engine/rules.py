@@ -58,8 +58,22 @@ def compile_declarations(decls: Iterable[Declaration]) -> tuple[Rule, ...]:
     ...                               Declaration("neighbor_of", "symmetric")])
     >>> [str(r) for r in rules]
     ['rule neighbor_of_symmetric @1: ?x neighbor_of ?y => ?y neighbor_of ?x.', 'rule part_of_inverse_has_part @1: ?x part_of ?y => ?y has_part ?x.']
+
+    With ``relation c inverse b`` among them, facts of b are stored as c reversed, so the other
+    declarations read b as c reversed, as a store reads them (:func:`thinkingdb.normalize.orient_rules`):
+
+    >>> [str(r) for r in compile_declarations([Declaration("c", "inverse", "b"),
+    ...                                        Declaration("b", "subrelation_of", "h")])][0]
+    'rule b_subrelation_of_h @1: ?y c ?x => ?x h ?y.'
     """
-    return tuple(compile_declaration(d) for d in sorted(set(decls)))
+    decls = sorted(set(decls))
+    inverses = {d.other: d.relation for d in decls if d.kind == "inverse" and d.other}
+    if not inverses:
+        return tuple(compile_declaration(d) for d in decls)
+    from ..normalize import orient_rules
+    # the inverse's own rule stays as written (it derives b from c, for a question asked over b unoriented)
+    return tuple(compile_declaration(d) if d.kind == "inverse" else orient_rules([compile_declaration(d)], inverses)[0]
+                 for d in decls)
 
 
 def default_rules_text() -> str:

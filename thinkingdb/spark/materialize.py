@@ -14,8 +14,8 @@ from typing import Callable, Iterable
 
 from ..errors import IngestError, Diagnostic, ValidationError
 from ..language import compile_source
-from ..model import Fact, Rule
-from ..normalize import Vocabulary
+from ..model import Declaration, Fact, Rule
+from ..normalize import Vocabulary, orient_rules
 
 __all__ = ["MaterializeReport", "load_rules", "materialize", "write_facts_parquet"]
 
@@ -45,6 +45,8 @@ def load_rules(paths: Iterable[str], default_rules: bool = True) -> tuple[tuple[
 
     vocab = Vocabulary()
     rules: list[Rule] = []
+    decls: list[Declaration] = []
+    first: dict[str, tuple[str, int, Rule]] = {}   # rule name -> (file, line, rule)
     texts = [("default_rules.tdb", default_rules_text())] if default_rules else []
     for path in paths:
         with open(path, encoding="utf-8") as fh:
@@ -54,9 +56,19 @@ def load_rules(paths: Iterable[str], default_rules: bool = True) -> tuple[tuple[
         if program.facts:
             raise IngestError([Diagnostic(name, program.facts[0][1], 1, "a rules file for materialize holds rules, "
                                           "declarations and aliases only; put facts in the input folder")])
+        for r, line in program.rules:   # a name identifies a rule across the files too, as in a store
+            if r.name in first and first[r.name][2] != r:
+                src, ln, _ = first[r.name]
+                snippet = text.split("\n")[line - 1]
+                col = len(snippet) - len(snippet.lstrip()) + 1
+                raise IngestError([Diagnostic(name, line, col, f"rule {r.name.split('.not.')[0].split('/')[0]} is "
+                                              f"already in the rules from {src}:{ln}; rule names identify rules: "
+                                              "rename one", snippet[:200], col)])
+            first.setdefault(r.name, (name, line, r))
         rules += [r for r, _ in program.rules]
-        rules += compile_declarations(d for d, _ in program.declarations)
-    return tuple(rules), vocab
+        decls += [d for d, _ in program.declarations]
+    # as a store reads them: over b of `relation c inverse b` (of any file) as c reversed
+    return orient_rules(rules, vocab.inverses) + compile_declarations(decls), vocab
 
 
 def _check_output(out: str, overwrite: bool) -> None:

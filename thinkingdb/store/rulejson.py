@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..arith import Arith, Constraint
 from ..model import Atom, Node, Rule, Var
+from ..normalize import orient_rules  # noqa: F401  (re-exported: read with the rules, api and ingest)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,27 +77,3 @@ def rule_from_json(name: str, body: str) -> Rule:
                 tuple(atom(a) for a in d.get("negated", ())),
                 tuple(Constraint(op, _decode_expr(lt), _decode_expr(rt)) for op, lt, rt in d.get("constraints", ())))
 
-
-def orient_rules(rules, inverses: dict[str, str]) -> tuple[Rule, ...]:
-    """``rules`` with every atom over a non-canonical inverse name turned to its canonical relation
-    (``relation c inverse b``: ``?x b ?y`` is ``?y c ?x``), as facts and questions are: a rule or a
-    declaration stored before the inverse was declared, or over the other name, then sees the facts.
-
-    >>> x, y = Var("x"), Var("y")
-    >>> [str(r) for r in orient_rules([Rule("r", (Atom(x, "b", y),), Atom(x, "h", y))], {"b": "c"})]
-    ['rule r @1: ?y c ?x => ?x h ?y.']
-    """
-    if not inverses:
-        return tuple(rules)
-
-    def atom(a: Atom) -> Atom:
-        rel = inverses.get(a.relation)
-        return a if rel is None else Atom(a.object, rel, a.subject)
-
-    out = []
-    for r in rules:
-        if any(a.relation in inverses for a in (r.head, *r.premises, *r.negated)):
-            r = Rule(r.name, tuple(map(atom, r.premises)), atom(r.head), r.weight, tuple(map(atom, r.negated)),
-                     r.constraints)
-        out.append(r)
-    return tuple(out)
