@@ -86,3 +86,37 @@ def test_the_same_rule_again_is_not_a_conflict(tmp_path):
     with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
         kb.ingest([str(tmp_path / "a.tdb"), str(tmp_path / "b.tdb")])
         assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}] and kb.stats()["rules"] == 1
+
+
+NOTE = "---\nacl: [{tag}]\n---\n# Note {tag}\nSome text.\n\n```tdb\nrule x: ?a r ?b => ?a {head} ?b.\n```\n"
+
+
+@pytest.mark.parametrize("head", ["s", "t"])   # another rule, and the same rule scoped to the note's unit
+def test_a_restricted_note_s_rule_of_a_stored_name_is_refused(tmp_path, head):
+    # rx.tdb's public rule x, then a note (acl x) with a rule x: stored, the note's replaced the public
+    # one (one rule per name, the latest source's), so `? a t ?y.` lost b for every caller; the note is
+    # now refused at its rule's line, naming rx.tdb:2, and the public rule still answers
+    (tmp_path / "rx.tdb").write_text("a r b.\nrule x: ?a r ?b => ?a t ?b.\n")
+    (tmp_path / "note.md").write_text(NOTE.format(tag="x", head=head))
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "rx.tdb")])
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "note.md")])
+        (d,) = exc.value.diagnostics
+        assert (d.source.endswith("note.md"), d.line, d.column) == (True, 8, 1)
+        assert "rule x is already in the store from" in d.reason and "rx.tdb:2" in d.reason
+        assert _answers(kb, "? a t ?y.") == [{"y": "b"}]
+        assert kb.stats()["rules"] == 1 and kb.stats()["units"] == 0
+
+
+def test_two_restricted_notes_with_one_rule_name_are_refused(tmp_path):
+    # the second note's rule x would replace the first's: callers of tag x would lose theirs
+    (tmp_path / "n1.md").write_text(NOTE.format(tag="x", head="t"))
+    (tmp_path / "n2.md").write_text(NOTE.format(tag="y", head="t"))
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "n1.md")])
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "n2.md")])
+        (d,) = exc.value.diagnostics
+        assert d.line == 8 and "n1.md:8" in d.reason
+        assert kb.stats()["units"] == 1

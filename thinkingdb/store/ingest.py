@@ -297,32 +297,39 @@ def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
     """Reject a rule whose name an earlier rule of this ingest or the store has: a name identifies a rule
     (the store keeps one rule per name, and proofs name rules), so a second ``rule r0`` would silently
     replace or hide the first. Re-ingesting a source replaces its rules (it is retracted first)."""
-    if not batch.rules:   # a restricted note's rules (declarations among them) are not checked yet
+    if not batch.rules and not batch.unit_rules:
         return
+    import json
+
     from .rulejson import rule_from_json
-    seen: dict[str, tuple] = {}   # name -> (line, rule)
+    seen: dict[str, tuple] = {}   # name -> (line, rule, unit)
     bad: dict[int, str] = {}
-    entries = batch.rules
-    names = sorted({r.name for r, _ in entries})
+    # a restricted note's rules (its declarations' among them) count with their unit: the same rule
+    # scoped to another unit, or to none, is another rule of that name (stored, it would replace it)
+    entries = [(r, line, None) for r, line in batch.rules] + list(batch.unit_rules)
+    names = sorted({r.name for r, _, _ in entries})
     stored: dict[str, tuple[str, int, str]] = {}
     for i in range(0, len(names), 500):
         part = names[i:i + 500]
         stored.update((n, (src, ln, body)) for n, src, ln, body in store.conn.execute(
             "SELECT r.name, s.source, r.line, r.body FROM rules r JOIN sources s ON s.id = r.origin "
             f"WHERE r.name IN ({','.join('?' * len(part))})", part))
-    for r, line in entries:   # one statement never gives one name twice; the same rule again is harmless
+    for r, line, unit in entries:   # one statement never gives one name twice; the same rule again is harmless
         name = _rule_statement(r.name)
         if r.name in seen:
-            first, earlier = seen[r.name]
-            if earlier != r:
-                bad.setdefault(line, f"a second rule named {name}: the first is at line {first}; rule names "
-                                     "identify rules, rename one")
+            first, earlier, earlier_unit = seen[r.name]
+            if (earlier, earlier_unit) != (r, unit):
+                bad.setdefault(line, f"a second rule named {name}: the first is at line {first}"
+                                     "; rule names identify rules"
+                                     f"{' (a rule scoped to a restricted unit is another rule)' if earlier == r else ''}"
+                                     ", rename one")
         else:
-            seen[r.name] = line, r
-        if r.name in stored and line not in bad and rule_from_json(r.name, stored[r.name][2]) != r:
-            src, ln, _ = stored[r.name]
-            bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
-                                 f"rules: rename one, or retract {src} first")
+            seen[r.name] = line, r, unit
+        if r.name in stored and line not in bad:
+            src, ln, body = stored[r.name]
+            if (rule_from_json(r.name, body), json.loads(body).get("unit")) != (r, unit):
+                bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
+                                     f"rules: rename one, or retract {src} first")
     if not bad:
         return
     try:
@@ -335,6 +342,7 @@ def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
         col = len(text) - len(text.lstrip()) + 1
         batch.rejects.append(_reject(batch.source, line, col, reason, text))
     batch.rules = [(r, ln) for r, ln in batch.rules if ln not in bad]
+    batch.unit_rules = [(r, ln, u) for r, ln, u in batch.unit_rules if ln not in bad]
 
 
 def _check_units(store: Store, batch: Batch) -> None:
