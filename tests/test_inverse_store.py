@@ -187,3 +187,33 @@ def test_chained_inverses_are_refused(tmp_path, files):
     # t is a reversed, a is c reversed: t means c, and `n1 t n2` would be stored as n2 a n1, read as nothing
     with pytest.raises(IngestError, match="so t means c: write alias t => c"):
         _kb(tmp_path, *files)
+
+
+def _cli(capsys, db, *args):
+    from thinkingdb.cli.main import main
+    capsys.readouterr()
+    code = main(["--db", db, "query", "--no-default-rules", *args[1:]] if args[0] == "query" else ["--db", db, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_retracting_the_last_inverse_declaration_while_turned_facts_stay_is_refused(tmp_path, capsys):
+    # f2's `eve child_of fay` is stored as `fay parent_of eve`; retracting inv.tdb alone left it answering
+    # only as parent_of, a name no longer meaning child_of reversed (`? ?x child_of ?y.`: nothing)
+    (tmp_path / "inv.tdb").write_text("relation parent_of inverse child_of.\n")
+    (tmp_path / "f2.tdb").write_text("eve child_of fay.\n")
+    (tmp_path / "again.tdb").write_text("relation parent_of inverse child_of.\n")
+    db = str(tmp_path / "kb.sqlite")
+    assert _cli(capsys, db, "ingest", str(tmp_path / "inv.tdb"), str(tmp_path / "f2.tdb"))[0] == 0
+    code, _, err = _cli(capsys, db, "retract", str(tmp_path / "inv.tdb"))
+    assert code == 2 and "relation parent_of inverse child_of" in err and "f2.tdb" in err
+    code, out, _ = _cli(capsys, db, "query", "? ?x child_of ?y.")   # nothing changed
+    assert code == 0 and "?x = eve  ?y = fay" in out
+    # declared by another source too: the retract keeps the meaning, so it goes through
+    assert _cli(capsys, db, "ingest", str(tmp_path / "again.tdb"))[0] == 0
+    assert _cli(capsys, db, "retract", str(tmp_path / "inv.tdb"))[0] == 0
+    assert "?x = eve  ?y = fay" in _cli(capsys, db, "query", "? ?x child_of ?y.")[1]
+    # the declaration with the facts it turned: nothing is left to misread
+    assert _cli(capsys, db, "retract", str(tmp_path / "again.tdb"), str(tmp_path / "f2.tdb"))[0] == 0
+    with open_kb(db, default_rules=False) as kb:
+        assert kb.stats()["facts"] == 0
