@@ -91,13 +91,12 @@ def test_the_same_rule_again_is_not_a_conflict(tmp_path):
 NOTE = "---\nacl: [{tag}]\n---\n# Note {tag}\nSome text.\n\n```tdb\nrule x: ?a r ?b => ?a {head} ?b.\n```\n"
 
 
-@pytest.mark.parametrize("head", ["s", "t"])   # another rule, and the same rule scoped to the note's unit
-def test_a_restricted_note_s_rule_of_a_stored_name_is_refused(tmp_path, head):
-    # rx.tdb's public rule x, then a note (acl x) with a rule x: stored, the note's replaced the public
-    # one (one rule per name, the latest source's), so `? a t ?y.` lost b for every caller; the note is
-    # now refused at its rule's line, naming rx.tdb:2, and the public rule still answers
+def test_a_restricted_note_s_other_rule_of_a_stored_name_is_refused(tmp_path):
+    # rx.tdb's public rule x, then a note (acl x) with another rule x: stored, the note's replaced the
+    # public one (read one per name, the latest source's), so `? a t ?y.` lost b for every caller; the
+    # note is now refused at its rule's line, naming rx.tdb:2, and the public rule still answers
     (tmp_path / "rx.tdb").write_text("a r b.\nrule x: ?a r ?b => ?a t ?b.\n")
-    (tmp_path / "note.md").write_text(NOTE.format(tag="x", head=head))
+    (tmp_path / "note.md").write_text(NOTE.format(tag="x", head="s"))
     with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
         kb.ingest([str(tmp_path / "rx.tdb")])
         with pytest.raises(IngestError) as exc:
@@ -109,14 +108,23 @@ def test_a_restricted_note_s_rule_of_a_stored_name_is_refused(tmp_path, head):
         assert kb.stats()["rules"] == 1 and kb.stats()["units"] == 0
 
 
-def test_two_restricted_notes_with_one_rule_name_are_refused(tmp_path):
-    # the second note's rule x would replace the first's: callers of tag x would lose theirs
+def test_the_same_rule_in_a_public_file_and_in_restricted_notes_holds_for_each_caller(tmp_path):
+    # the same `rule x` scoped to note x, to note y, and public in rx.tdb (ingested last): each row is
+    # kept and read; before, the latest source's row alone was read, so the notes' callers lost theirs
+    # (here: before rx.tdb came, only one note's caller had x)
+    from thinkingdb.store.access import Caller
     (tmp_path / "n1.md").write_text(NOTE.format(tag="x", head="t"))
     (tmp_path / "n2.md").write_text(NOTE.format(tag="y", head="t"))
+    (tmp_path / "facts.tdb").write_text("a r b @0.5.\n")
+    (tmp_path / "rx.tdb").write_text("rule x: ?a r ?b => ?a t ?b.\n")
     with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
-        kb.ingest([str(tmp_path / "n1.md")])
-        with pytest.raises(IngestError) as exc:
-            kb.ingest([str(tmp_path / "n2.md")])
-        (d,) = exc.value.diagnostics
-        assert d.line == 8 and "n1.md:8" in d.reason
-        assert kb.stats()["units"] == 1
+        kb.ingest([str(tmp_path / "facts.tdb"), str(tmp_path / "n1.md"), str(tmp_path / "n2.md")])
+
+        def seen(tags):
+            return [a.bindings for a in kb.query("? a t ?y.", caller=Caller(tags=tags), as_of="2026-06-01").answers]
+        assert (seen(("x",)), seen(("y",)), seen(())) == ([{"y": "b"}], [{"y": "b"}], [])
+        # a caller of both notes gets the rule once: noisy-or over two copies would say 0.75, not 0.5
+        both = kb.query("? a t ?y.", caller=Caller(tags=("x", "y")), as_of="2026-06-01", aggregate="noisy-or", k=2)
+        assert [(a.bindings, a.score) for a in both.answers] == [({"y": "b"}, 0.5)]
+        kb.ingest([str(tmp_path / "rx.tdb")])
+        assert (seen(("x",)), seen(("y",)), seen(())) == ([{"y": "b"}], [{"y": "b"}], [{"y": "b"}])

@@ -56,11 +56,11 @@ class _Cache(Record):
 
     @property
     def all_rules(self) -> tuple[Rule, ...]:
-        return self.rules + tuple(r for r, _ in self.unit_rules if r not in self.rules)
+        return self.rules + tuple(dict.fromkeys(r for r, _ in self.unit_rules if r not in self.rules))
 
     def rules_for(self, visible) -> tuple[Rule, ...]:
         """The rules a caller may use: the public ones and those of the units ``visible(id)`` accepts."""
-        extra = tuple(r for r, u in self.unit_rules if visible(u) and r not in self.rules)
+        extra = tuple(dict.fromkeys(r for r, u in self.unit_rules if visible(u) and r not in self.rules))
         return self.rules + extra if extra else self.rules
 
     def access_table(self):

@@ -299,13 +299,12 @@ def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
     replace or hide the first. Re-ingesting a source replaces its rules (it is retracted first)."""
     if not batch.rules and not batch.unit_rules:
         return
-    import json
-
     from .rulejson import rule_from_json
     seen: dict[str, tuple] = {}   # name -> (line, rule, unit)
     bad: dict[int, str] = {}
-    # a restricted note's rules (its declarations' among them) count with their unit: the same rule
-    # scoped to another unit, or to none, is another rule of that name (stored, it would replace it)
+    # a restricted note's rules (its declarations' among them) count too: another rule of a stored name
+    # is refused; the same rule scoped to another unit is stored beside it (Store.rule_rows reads each),
+    # but not twice in one source (one row per name and source)
     entries = [(r, line, None) for r, line in batch.rules] + list(batch.unit_rules)
     names = sorted({r.name for r, _, _ in entries})
     stored: dict[str, tuple[str, int, str]] = {}
@@ -325,9 +324,9 @@ def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
                                      ", rename one")
         else:
             seen[r.name] = line, r, unit
-        if r.name in stored and line not in bad:
+        if r.name in stored and line not in bad:   # (the same rule scoped to another unit is stored beside it)
             src, ln, body = stored[r.name]
-            if (rule_from_json(r.name, body), json.loads(body).get("unit")) != (r, unit):
+            if rule_from_json(r.name, body) != r:
                 bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
                                      f"rules: rename one, or retract {src} first")
     if not bad:

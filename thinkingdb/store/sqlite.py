@@ -357,18 +357,26 @@ class Store:
         return out
 
     def rules(self) -> list[Rule]:
-        """Rules in force: for each name, the one of the latest source (an ingest refuses a rule whose
-        name the store holds already, so a store written since has one rule per name)."""
-        return [rule for rule, _ in self.rule_rows()]
+        """Rules in force, each once (an ingest refuses a second rule of a stored name unless it is the
+        same rule, so a store written since holds one rule per name)."""
+        return list(dict.fromkeys(rule for rule, _ in self.rule_rows()))
 
     def rule_rows(self) -> list[tuple[Rule, str | None]]:
-        """Rules in force with the unit that scopes each (None: every caller), as :meth:`rules`."""
-        out = []
-        for n, b, _ in self.conn.execute("SELECT name, body, max(origin) FROM rules GROUP BY name ORDER BY name"):
-            import json
-            from .rulejson import rule_from_json
-            out.append((rule_from_json(n, b), json.loads(b).get("unit")))
-        return out
+        """Rules in force with the unit that scopes each (None: every caller): for each name, the public
+        rule of the latest source, and the rule of every restricted unit that states it (the same rule
+        scoped to several units — each note's ``relation knows transitive.`` — is one row per unit)."""
+        import json
+
+        from .rulejson import rule_from_json
+        out, public = [], set()
+        for n, b, origin in self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC"):
+            unit = json.loads(b).get("unit")
+            if unit is None:
+                if n in public:
+                    continue   # (an older store's second public rule of one name: the latest source's holds)
+                public.add(n)
+            out.append((rule_from_json(n, b), unit))
+        return list(dict.fromkeys(out))
 
     @contextmanager
     def reading(self) -> Iterator[None]:
