@@ -365,11 +365,11 @@ class Store:
         """Rules in force with the unit that scopes each (None: every caller): for each name, the public
         rule of the latest source, and the rule of every restricted unit that states it (the same rule
         scoped to several units — each note's ``relation knows transitive.`` — is one row per unit)."""
-        import json
-
-        from .rulejson import rule_from_json
         out, public = [], set()
         for n, b, origin in self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC"):
+            import json   # (a store without rules, a question's usual case, loads neither)
+
+            from .rulejson import rule_from_json
             unit = json.loads(b).get("unit")
             if unit is None:
                 if n in public:
