@@ -217,3 +217,16 @@ def test_retracting_the_last_inverse_declaration_while_turned_facts_stay_is_refu
     assert _cli(capsys, db, "retract", str(tmp_path / "again.tdb"), str(tmp_path / "f2.tdb"))[0] == 0
     with open_kb(db, default_rules=False) as kb:
         assert kb.stats()["facts"] == 0
+
+
+def test_ingesting_again_a_source_that_no_longer_declares_the_inverse_is_refused(tmp_path, capsys):
+    # the same loss as a retract, through ingesting inv.tdb again without its declaration: refused in
+    # the ingest's transaction; `eve child_of fay` still answers
+    (tmp_path / "inv.tdb").write_text("relation parent_of inverse child_of.\n")
+    (tmp_path / "f2.tdb").write_text("eve child_of fay.\n")
+    db = str(tmp_path / "kb.sqlite")
+    assert _cli(capsys, db, "ingest", str(tmp_path / "inv.tdb"), str(tmp_path / "f2.tdb"))[0] == 0
+    (tmp_path / "inv.tdb").write_text("x r y.\n")
+    code, _, err = _cli(capsys, db, "ingest", str(tmp_path / "inv.tdb"))
+    assert code == 2 and "cannot ingest" in err and "relation parent_of inverse child_of" in err and "f2.tdb" in err
+    assert "?x = eve  ?y = fay" in _cli(capsys, db, "query", "? ?x child_of ?y.")[1]

@@ -102,6 +102,7 @@ def cmd_retract(args) -> int:
     """``retract SOURCE...``: remove what the sources contributed, in one transaction."""
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such store")
+    from ..store.ingest import check_dropped_inverses
     with Store(args.db, create=False) as store:
         known = {s["source"] for s in store.sources()}
         missing = [s for s in args.sources if os.path.normpath(s) not in known and s not in known]
@@ -114,34 +115,11 @@ def cmd_retract(args) -> int:
                 name = s if s in known else os.path.normpath(s)
                 for k, v in store.retract_source(name).items():
                     totals[k] += v
-            _check_turned(store, inverses, args.sources)
+            check_dropped_inverses(store, inverses, f"cannot retract {', '.join(args.sources)}")
     _print(args, {"sources": list(args.sources), **totals},
            f"retracted {len(args.sources)} source(s): {totals['facts']:,} facts removed, "
            f"{totals['provenance']:,} provenance rows, {totals['units']:,} units")
     return 0
-
-
-def _check_turned(store, before: dict[str, str], sources) -> None:
-    """Refuse (inside the retract's transaction, so nothing changes) a retract that removes the last
-    ``relation c inverse b.`` while facts of ``c`` from other sources stay: some may have been written
-    as ``b`` and turned when ingested (docs/ingest.md), and would then answer only under ``c``, which
-    no longer means ``b`` reversed. Those sources must go too (and be ingested again), or the
-    declaration stay."""
-    after = store.vocabulary().inverses
-    problems = []
-    for b, c in sorted(before.items()):
-        if after.get(b) == c:
-            continue
-        held = [src for (src,) in store.conn.execute(
-            "SELECT DISTINCT s.source FROM facts f JOIN provenance p ON p.fact = f.id JOIN sources s ON "
-            "s.id = p.origin WHERE f.relation = ? ORDER BY s.source LIMIT 4", (c,))]
-        if held:
-            problems.append(f"it removes 'relation {c} inverse {b}.', but facts of {c} from {', '.join(held[:3])}"
-                            f"{' and more' if len(held) > 3 else ''} stay, and those written as {b} were stored "
-                            f"turned by it: retract those sources too (and ingest them again), or keep the "
-                            "declaration")
-    if problems:
-        raise IngestError(f"cannot retract {', '.join(sources)}: " + "; ".join(problems))
 
 
 def cmd_sources(args) -> int:

@@ -208,6 +208,8 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
         writer.flush()
         if vocab.inverses != known:
             _check_inverses(store, vocab.inverses, {b: c for b, c in vocab.inverses.items() if known.get(b) != c})
+        if known:   # a source ingested again may no longer declare an inverse it did
+            check_dropped_inverses(store, known, "cannot ingest " + ", ".join(source for _, source in files))
     if rejects and rejects_path:
         with open(rejects_path, "w", encoding="utf-8") as fh:
             for r in rejects:
@@ -286,6 +288,29 @@ def _check_inverses(store: Store, inverses: dict[str, str], new: dict[str, str])
             code="inverse_after_facts"))
     if problems:
         raise IngestError(problems)
+
+
+def check_dropped_inverses(store: Store, before: dict[str, str], what: str) -> None:
+    """Refuse (inside the write's transaction, so nothing changes) a write — a retract, or a source
+    ingested again without it — that removes the last ``relation c inverse b.`` while facts of ``c``
+    stay: some may have been written as ``b`` and turned when ingested, and would then answer only
+    under ``c``, which no longer means ``b`` reversed. Those sources must go too (and be ingested again),
+    or the declaration stay. ``before``: the store's inverses before the write (b -> c)."""
+    after = store.vocabulary().inverses
+    problems = []
+    for b, c in sorted(before.items()):
+        if after.get(b) == c:
+            continue
+        held = [src for (src,) in store.conn.execute(
+            "SELECT DISTINCT s.source FROM facts f JOIN provenance p ON p.fact = f.id JOIN sources s ON "
+            "s.id = p.origin WHERE f.relation = ? ORDER BY s.source LIMIT 4", (c,))]
+        if held:
+            problems.append(f"it removes 'relation {c} inverse {b}.', but facts of {c} from {', '.join(held[:3])}"
+                            f"{' and more' if len(held) > 3 else ''} stay, and those written as {b} were stored "
+                            f"turned by it: retract those sources too (and ingest them again), or keep the "
+                            "declaration")
+    if problems:
+        raise IngestError(f"{what}: " + "; ".join(problems))
 
 
 def _rule_statement(name: str) -> str:
