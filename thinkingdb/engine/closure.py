@@ -104,7 +104,7 @@ def closure(g: FactGraph, rules: Iterable[Rule], *, seeds: Iterable[str] | None 
         raise ValidationError(f"alternatives must be a non-negative integer, got {alternatives!r}")
     t0 = time.perf_counter()
     deadline = None if limits.timeout_ms is None else t0 + limits.timeout_ms / 1000.0
-    rules = tuple(rules)
+    rules = tuple(dict.fromkeys(rules))   # a rule given twice derives once (noisy-or, alternatives)
     ids = Ids(g)
     for rule in rules:           # intern rule constants and relations before sizing the scope
         for a in rule.premises + (rule.head,) + rule.negated:

@@ -159,14 +159,15 @@ if __name__ == "__main__":
 
 def relevant_rules(rules: Iterable[Rule], relations: Iterable[str]) -> tuple[Rule, ...]:
     """The rules that can contribute facts of ``relations``: those whose head relation is wanted,
-    then, recursively, those deriving their premises' relations. Order is kept.
+    then, recursively, those deriving their premises' relations. Order is kept; a rule given twice
+    (equal name, premises, head and weight) is kept once, else noisy-or counted its derivations twice.
 
     >>> from thinkingdb.model import Declaration
     >>> rs = compile_declarations([Declaration("a", "transitive"), Declaration("b", "transitive")])
     >>> [r.name for r in relevant_rules(rs, ["a"])]
     ['a_transitive']
     """
-    rules = tuple(rules)
+    rules = tuple(dict.fromkeys(rules))   # one rule stated twice (stored and --rules) derives once
     wanted = set(relations)
     keep: set[int] = set()
     changed = True

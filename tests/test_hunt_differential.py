@@ -1,0 +1,45 @@
+"""Silent wrong answers and broken handles found by a differential hunt (goal-directed against the full
+closure, a store against memory, a store written step by step against one written from scratch, and a
+naive fixpoint). Each test is the minimal case of one bug, with the expected values worked by hand."""
+
+import pytest
+
+from thinkingdb.api import open_kb
+from thinkingdb.engine.graph import FactGraph
+from thinkingdb.engine.query import evaluate, why
+from thinkingdb.errors import IngestError
+from thinkingdb.language import compile_source, parse_query
+from thinkingdb.model import Triple
+
+ONE_RULE = "rule g: ?x a ?y => ?x b ?y.\n"
+
+
+@pytest.mark.parametrize("goal_directed", [True, False])
+def test_a_rule_given_twice_is_one_piece_of_evidence(goal_directed):
+    # n1 b n2 has one derivation (rule g from n1 a n2 @0.5): noisy-or 0.5, no alternative (was 0.75 and
+    # the same derivation listed again as its alternative)
+    p = compile_source(ONE_RULE + ONE_RULE + "n1 a n2 @0.5.\n")
+    rules, g = [r for r, _ in p.rules], FactGraph([f for f, _ in p.facts])
+    assert len(rules) == 2
+    res = evaluate(parse_query("? n1 b ?x."), g, rules, aggregate="noisy-or", k=3, goal_directed=goal_directed)
+    assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n2"}, 0.5)]
+    proof = why(Triple("n1", "b", "n2"), g, rules, alternatives=3, goal_directed=goal_directed)
+    assert (proof.score, proof.alternatives) == (0.5, ())
+
+
+def test_a_stored_rule_stated_again_by_a_rules_file_or_the_library(tmp_path):
+    (tmp_path / "kb.tdb").write_text(ONE_RULE + "n1 a n2 @0.5.\n")
+    (tmp_path / "extra.tdb").write_text(ONE_RULE)
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "kb.tdb")])
+        kb.add_rules_file(str(tmp_path / "extra.tdb"))   # what `query --rules extra.tdb` does
+        assert [a.score for a in kb.query("? n1 b ?x.", aggregate="noisy-or", k=3).answers] == [0.5]
+    # a store holding a copy of the default library's rule: one derivation, 0.85 * 0.5 (was 0.669375,
+    # 1 - (1 - 0.425)^2)
+    (tmp_path / "lib.tdb").write_text(
+        "rule capability_through_dependency @0.85: ?x depends_on ?y, ?y has_capability ?c "
+        "=> ?x has_capability ?c.\nh depends_on k @0.5.\nk has_capability log.\n")
+    with open_kb(str(tmp_path / "lib.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "lib.tdb")])
+        (a,) = kb.query("? h has_capability ?x.", aggregate="noisy-or", k=3).answers
+        assert a.bindings == {"x": "log"} and a.score == pytest.approx(0.425)
