@@ -43,3 +43,22 @@ def test_a_stored_rule_stated_again_by_a_rules_file_or_the_library(tmp_path):
         kb.ingest([str(tmp_path / "lib.tdb")])
         (a,) = kb.query("? h has_capability ?x.", aggregate="noisy-or", k=3).answers
         assert a.bindings == {"x": "log"} and a.score == pytest.approx(0.425)
+
+
+def test_an_ingest_refused_after_its_writes_leaves_the_handle_able_to_ingest(tmp_path):
+    # the refused ingest wrote its facts through temp.stage, which its rollback dropped; the handle still
+    # thought the table existed, so every later ingest of facts failed with sqlite3.OperationalError
+    # "no such table: temp.stage"
+    files = {"f1": "relation c inverse b.\n", "f0": "n2 c n1.\n"}
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        for name, text in files.items():
+            (tmp_path / f"{name}.tdb").write_text(text)
+            kb.ingest([str(tmp_path / f"{name}.tdb")])
+        (tmp_path / "f1.tdb").write_text("n5 h n6.\n")   # drops the inverse while f0's fact of c stays
+        with pytest.raises(IngestError, match="removes 'relation c inverse b.'"):
+            kb.ingest([str(tmp_path / "f1.tdb")])
+        (tmp_path / "f2.tdb").write_text("n3 a n4.\n")
+        kb.ingest([str(tmp_path / "f2.tdb")])
+        assert [a.bindings for a in kb.query("? n3 a ?x.").answers] == [{"x": "n4"}]
+        assert [a.bindings for a in kb.query("? n1 b ?x.").answers] == [{"x": "n2"}]
+        assert kb.query("? n5 h ?x.").answers == []

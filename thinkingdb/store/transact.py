@@ -134,6 +134,7 @@ def _write(store) -> Iterator[None]:
         except BaseException:
             store._loaded = None
             store._touched = None
+            store._stage = False   # the rollback drops temp.stage when this write created it
             if store.conn.in_transaction:
                 store.conn.execute("ROLLBACK")
             raise
