@@ -62,3 +62,17 @@ def test_an_ingest_refused_after_its_writes_leaves_the_handle_able_to_ingest(tmp
         assert [a.bindings for a in kb.query("? n3 a ?x.").answers] == [{"x": "n4"}]
         assert [a.bindings for a in kb.query("? n1 b ?x.").answers] == [{"x": "n2"}]
         assert kb.query("? n5 h ?x.").answers == []
+
+
+def test_a_new_store_refused_three_times_still_ingests(tmp_path):
+    # each refused first ingest discards the new store, which the next use creates again; the third
+    # write's check_before_write read the closed connection (the second had reset the page-cache flag)
+    # and raised sqlite3.ProgrammingError "Cannot operate on a closed database"
+    (tmp_path / "bad.tdb").write_text("rule g0: ?x c ?y, not n4 c ?x => ?x c ?x.\n")
+    (tmp_path / "good.tdb").write_text("n1 c n2.\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        for _ in range(3):
+            with pytest.raises(IngestError, match="not stratifiable"):
+                kb.ingest([str(tmp_path / "bad.tdb")])
+        kb.ingest([str(tmp_path / "good.tdb")])
+        assert [a.bindings for a in kb.query("? n1 c ?x.").answers] == [{"x": "n2"}]

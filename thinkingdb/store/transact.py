@@ -83,9 +83,10 @@ def check_before_write(store) -> None:
     """Refuse to write into a damaged store of up to :data:`CHECK_WRITE_BYTES` (checked once); give
     the connection its writing page cache (:data:`CACHE_KIB`; reading needs only :data:`READ_CACHE_KIB`:
     a full scan such as ``stats`` on a 1M-fact store peaked at 72 MB with the large cache, 23 MB without)."""
+    conn = store.conn   # (not _conn: a store discarded after a failed first ingest is created again here)
     store._check("integrity_check", CHECK_WRITE_BYTES)
     if not store._write_cache:
-        store._conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         store._write_cache = True
 
 
