@@ -76,3 +76,44 @@ def test_a_new_store_refused_three_times_still_ingests(tmp_path):
                 kb.ingest([str(tmp_path / "bad.tdb")])
         kb.ingest([str(tmp_path / "good.tdb")])
         assert [a.bindings for a in kb.query("? n1 c ?x.").answers] == [{"x": "n2"}]
+
+
+def _retract(db, path):
+    from thinkingdb.cli.main import main
+    return main(["--db", db, "--quiet", "retract", path])
+
+
+@pytest.mark.parametrize("text", ["n1 h n2.\nrule g1: ?x h ?y => ?x b ?y.\n", "n1 b n2.\n"])
+def test_a_source_ingested_again_without_its_inverse_reads_its_new_text_without_it(tmp_path, text):
+    # f0 declared 'relation c inverse b.'; its new text does not, so 'b' is b again: the new rule was
+    # stored turned ('=> ?y c ?x') and '? ?x b ?y.' gave nothing, and a fact 'n1 b n2' was refused as
+    # "facts of c from f0.tdb stay" (it had been turned by the declaration its own ingest removed)
+    f0 = tmp_path / "f0.tdb"
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        f0.write_text("relation c inverse b.\n")
+        kb.ingest([str(f0)])
+        f0.write_text(text)
+        kb.ingest([str(f0)])
+        assert [a.bindings for a in kb.query("? ?x b ?y.").answers] == [{"x": "n1", "y": "n2"}]
+        assert kb.query("? ?x c ?y.").answers == []
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        assert [a.bindings for a in kb.query("? ?x b ?y.").answers] == [{"x": "n1", "y": "n2"}]
+
+
+def test_dropping_an_inverse_that_turned_another_sources_rule_is_refused(tmp_path):
+    # f1's rule over b was stored turned ('?x h ?y => ?y c ?x'); retracting f0 (or ingesting it again
+    # without the declaration) went through, and '? ?x b ?y.' lost 'n1 b n2' while '? ?x c ?y.' gave 'n2 c n1'
+    db = str(tmp_path / "kb.sqlite")
+    f0, f1 = tmp_path / "f0.tdb", tmp_path / "f1.tdb"
+    f0.write_text("relation c inverse b.\n")
+    f1.write_text("rule g: ?x h ?y => ?x b ?y.\nn1 h n2.\n")
+    with open_kb(db, default_rules=False) as kb:
+        kb.ingest([str(f0)])
+        kb.ingest([str(f1)])
+        assert _retract(db, str(f0)) == 2
+        f0.write_text("n7 a n8.\n")
+        with pytest.raises(IngestError, match=r"rules over c from .*f1\.tdb stay"):
+            kb.ingest([str(f0)])
+        assert [a.bindings for a in kb.query("? ?x b ?y.").answers] == [{"x": "n1", "y": "n2"}]
+        assert kb.query("? n7 a ?x.").answers == []
+    assert _retract(db, str(f1)) == 0 and _retract(db, str(f0)) == 0   # with the rule's source first: fine

@@ -181,6 +181,8 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
             if store.has_source(source):
                 writer.flush()   # the source may be one read earlier in this ingest
                 store.retract_source(source)
+                # what its old text declared (an inverse, an alias) no longer holds for its new text
+                vocab = store.vocabulary()
             origin = store.source_id(source, kind)
             bar = Progress(f"ingest {os.path.basename(path)}", os.path.getsize(path), enabled=progress)
             records = 0
@@ -293,8 +295,8 @@ def _check_inverses(store: Store, inverses: dict[str, str], new: dict[str, str])
 def check_dropped_inverses(store: Store, before: dict[str, str], what: str) -> None:
     """Refuse (inside the write's transaction, so nothing changes) a write — a retract, or a source
     ingested again without it — that removes the last ``relation c inverse b.`` while facts of ``c``
-    stay: some may have been written as ``b`` and turned when ingested, and would then answer only
-    under ``c``, which no longer means ``b`` reversed. Those sources must go too (and be ingested again),
+    or rules over ``c`` stay: some may have been written as ``b`` and turned when ingested, and would
+    then answer only under ``c``, which no longer means ``b`` reversed. Those sources must go too (and be ingested again),
     or the declaration stay. ``before``: the store's inverses before the write (b -> c)."""
     after = store.vocabulary().inverses
     problems = []
@@ -309,8 +311,26 @@ def check_dropped_inverses(store: Store, before: dict[str, str], what: str) -> N
                             f"{' and more' if len(held) > 3 else ''} stay, and those written as {b} were stored "
                             f"turned by it: retract those sources too (and ingest them again), or keep the "
                             "declaration")
+        ruled = _rule_sources(store, c)   # rules are stored turned too (?x h ?y => ?x b ?y as => ?y c ?x)
+        if ruled:
+            problems.append(f"it removes 'relation {c} inverse {b}.', but rules over {c} from {', '.join(ruled[:3])}"
+                            f"{' and more' if len(ruled) > 3 else ''} stay, and those written over {b} were "
+                            f"stored turned by it: retract those sources too (and ingest them again), or keep "
+                            "the declaration")
     if problems:
         raise IngestError(f"{what}: " + "; ".join(problems))
+
+
+def _rule_sources(store: Store, relation: str) -> list[str]:
+    """The sources of the stored rules that name ``relation`` in a premise or their head, sorted."""
+    from .rulejson import rule_from_json
+    found = set()
+    for name, source, body in store.conn.execute(
+            "SELECT r.name, s.source, r.body FROM rules r JOIN sources s ON s.id = r.origin"):
+        rule = rule_from_json(name, body)
+        if any(a.relation == relation for a in rule.premises + rule.negated + (rule.head,)):
+            found.add(source)
+    return sorted(found)
 
 
 def _rule_statement(name: str) -> str:
