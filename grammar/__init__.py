@@ -10,7 +10,7 @@ which ``thinkingdb.errors`` builds on) does not load the parser or lark.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 _WHERE = {
     **dict.fromkeys(("Alias", "Alternative", "Atom", "Document", "Fact", "Inverse", "Pattern", "Query", "Relation",
@@ -30,10 +30,18 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'grammar' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+def import_module(name: str, package: str):
+    """``importlib.import_module(name, package)`` for the lazy imports of both packages, without
+    loading ``importlib`` and ``warnings`` (~0.5 ms of a cold question)."""
+    full = package + name if name.startswith(".") else name
+    __import__(full)
+    return sys.modules[full]

@@ -8,9 +8,11 @@ The ``thinkingdb`` package translates these into ``thinkingdb.errors.ParseError`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from .values import Value
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SNIPPET_WIDTH = 72
 

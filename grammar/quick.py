@@ -29,7 +29,6 @@ Variable(name='z')
 from __future__ import annotations
 
 import math
-import re
 
 from . import ast
 from .ast import DECLARATION_KINDS, RESERVED
@@ -40,24 +39,45 @@ SYMBOL = r"\w[\w\-]*(?:[.:]\w[\w\-]*)*"   # the grammar's SYMBOL and VAR termina
 VAR = r"\?\w+"
 MAX_CHARS = 1 << 16                       # a longer text goes to the full parser
 _WS = " \t"                               # the white space between words of a line ([ \t])
-_WORD: re.Pattern | None = None
 
 
 def _word(text: str, i: int) -> tuple[int, int]:
     """``(kind, end)`` of the word at ``i``: kind 1 a variable (``VAR``), 2 a symbol (``SYMBOL``), 0 none.
 
-    The one pattern of this module, compiled on first use: the statements are read with string
-    methods around it (each further pattern cost a cold question ~0.2 ms to compile). Both terminals
+    Read with string methods, not with the patterns above: ``re`` and what it loads (``enum``,
+    ``functools``, ``collections``) cost a cold question about 4 ms where nothing else has loaded them
+    (an installed package; an editable install's finder loads them for every process). A word
+    character (``\\w``) is one ``str.isalnum`` calls alphanumeric, or ``_``, as in ``re``. Both terminals
     match as the lexer matches them, longest first, with nothing given back (``?x-y`` is ``?x`` and
-    then ``-y``; ``a.b.`` is ``a.b`` and then ``.``).
+    then ``-y``; ``a.b.`` is ``a.b`` and then ``.``); tests/test_grammar_quick.py compares this with
+    the patterns on generated text.
+
+    >>> [_word(t, 0) for t in ("?x-y", "a.b.", "GO:0006915 is_a", "?", "-a", "a-b:c-")]
+    [(1, 2), (2, 3), (2, 10), (0, 0), (0, 0), (2, 6)]
     """
-    global _WORD
-    if _WORD is None:
-        _WORD = re.compile(rf"({VAR})|{SYMBOL}")
-    m = _WORD.match(text, i)
-    if m is None:
+    n = len(text)
+    if i >= n:
         return 0, i
-    return (1 if m.group(1) else 2), m.end()
+    c = text[i]
+    if c == "?":
+        j = _word_chars(text, i + 1, n, False)
+        return (1, j) if j > i + 1 else (0, i)
+    if not (c.isalnum() or c == "_"):
+        return 0, i
+    j = _word_chars(text, i + 1, n, True)
+    while j + 1 < n and text[j] in ".:" and (text[j + 1].isalnum() or text[j + 1] == "_"):
+        j = _word_chars(text, j + 2, n, True)
+    return 2, j
+
+
+def _word_chars(text: str, i: int, n: int, hyphen: bool) -> int:
+    """The end of the run of word characters (and ``-`` when ``hyphen``) at ``i``."""
+    while i < n:
+        c = text[i]
+        if not (c.isalnum() or c == "_" or (hyphen and c == "-")):
+            break
+        i += 1
+    return i
 
 
 def _space(text: str, i: int) -> int:

@@ -49,10 +49,14 @@ STORE_WRITE_SIDE = ("thinkingdb.store.transact", "thinkingdb.store.adding", "thi
 
 # nor a delta's composition or the cleanup of dead writers' files (graphdelta re-exports them, loaded on
 # first use): opening a current graph file needs neither
+# nor, where nothing loaded them before (an installed package; `python -S`), re and what it loads, the
+# context helpers, importlib and the Python half of bisect
+NO_SITE_NOT_NEEDED = ("re", "enum", "contextlib", "importlib", "warnings", "bisect")
+
 NOT_ON_READ = STORE_WRITE_SIDE + ("thinkingdb.store.deltacompose", "thinkingdb.store.storefiles")
 
 _SCRIPT = """
-import io, sys, contextlib   # json only to print the result: the checks see what the question imported
+import sys   # json only to print the result: the checks see what the question imported
 kind, db = sys.argv[1], sys.argv[2]
 before = set(sys.modules)
 if kind == "import":
@@ -81,6 +85,7 @@ elif kind in ("declared", "ruled", "unicode"):   # scale.py's GO worker: the rul
     found = [found, thinkingdb.arith._NUMBER is None, thinkingdb.normalize._FOLDS is None,
              "_IRI" not in vars(thinkingdb.normalize), small._ONES == b"", "_DTYPE" not in vars(thinkingdb.store.columns)]
 else:
+    import contextlib, io
     from thinkingdb.cli import main
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -160,17 +165,32 @@ def test_the_go_worker_s_question_loads_no_stratifier_nor_unicode_tables(curies)
     assert [m for m in got["all"] if m in NO_DATACLASSES or m in NOT_NEEDED_ANY or m in NO_LAYER or m in NOT_ON_READ] == []
 
 
-def test_without_site_a_question_loads_no_urllib(curies):
+def test_without_site_a_question_loads_no_urllib_nor_re(curies):
     """In this venv the interpreter's start (an editable install's finder) loads urllib.parse, re and the
-    rest before any question; without site (``-S``) what the question itself loads shows: not urllib.parse
-    and ipaddress (a store's file URI is quoted by hand)."""
+    rest before any question; without site (``-S``, as in an installed package's process) what the
+    question itself loads shows: not urllib.parse and ipaddress (a store's file URI is quoted by hand),
+    nor re and enum (~4 ms: the quick parser reads words with string methods), nor contextlib, importlib,
+    warnings or bisect.py (sqlite3's C module does load functools and collections)."""
     path, d = curies
-    out = subprocess.run([sys.executable, "-S", "-c", _SCRIPT, "declared", path, d + "/declared.tdb", "? GO:1 is_a ?x."],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got["found"][0] == ["GO:2", "GO:3"]
-    assert [m for m in got["new"] if m.split(".")[0] in ("urllib", "ipaddress")] == []
+    for kind in ("declared", "rules"):
+        args = [d + "/declared.tdb", "? GO:1 is_a ?x."] if kind == "declared" else []
+        db = path if kind == "declared" else d + "/rules.sqlite"
+        if kind == "rules":
+            from thinkingdb.api import KnowledgeBase
+            with KnowledgeBase(db) as kb:
+                kb.add_facts([("a", "depends_on", "b"), ("b", "depends_on", "c"), ("c", "depends_on", "d")])
+                len(kb.graph)
+        out = subprocess.run([sys.executable, "-S", "-c", _SCRIPT, kind, db, *args],
+                             capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        if kind == "declared":
+            assert got["found"][0] == ["GO:2", "GO:3"]
+        else:   # a -> b -> c -> d: a proof of `a depends_on d` has two premises through b or through c
+            assert got["found"][0] == ["b", "c", "d"] and got["found"][2] == 3
+            assert got["found"][1] in (["a depends_on b", "b depends_on d"], ["a depends_on c", "c depends_on d"])
+        assert [m for m in got["new"] if m.split(".")[0] in ("urllib", "ipaddress")] == []
+        assert [m for m in got["new"] if m in NO_SITE_NOT_NEEDED] == [], kind
 
 
 def test_the_deferred_modules_load_when_needed(curies):

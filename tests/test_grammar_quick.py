@@ -165,3 +165,24 @@ def test_a_line_of_other_white_space_goes_to_the_full_parser(text):
             quick.parse(text)
     else:
         assert deep(quick.parse(text)) == deep(want)
+
+
+_WORD_CHARS = st.sampled_from(list("ab_Z09-.:?é٣Ⅻ²ß中 \t,+*(")).map(str)   # Ⅻ, ² and ٣: \w beyond [A-Za-z0-9_]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_WORD_CHARS, max_size=12).map("".join), st.integers(0, 3))
+def test_words_are_read_as_the_terminals_match(text, i):
+    """quick reads a word with string methods; it ends where the grammar's own patterns end."""
+    m = re.compile(rf"({quick.VAR})|{quick.SYMBOL}").match(text, i)
+    want = (0, i) if m is None else ((1 if m.group(1) else 2), m.end())
+    assert quick._word(text, i) == want
+
+
+def test_words_by_hand():
+    assert quick._word("?x-y", 0) == (1, 2)
+    assert quick._word("a.b.", 0) == (2, 3)
+    assert quick._word("x:y:-z", 0) == (2, 3)
+    assert quick._word("? x", 0) == (0, 0)
+    assert quick._word("Ⅻ_b-c", 0) == (2, 5)
+    assert quick._word("n5 r", 3) == (2, 4)

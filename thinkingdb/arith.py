@@ -23,11 +23,13 @@ engine and the proof checker evaluate with :func:`evaluate` and :func:`holds`, s
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping
 
 from .errors import ValidationError
 from .values import Value
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["Arith", "Constraint", "COMPARISONS", "OPERATORS", "MAX_DIGITS", "number", "key_of", "evaluate",
            "holds", "expr_variables", "format_expr"]
@@ -129,6 +131,7 @@ def number(key: str) -> int | float | None:
     """
     global _NUMBER
     if _NUMBER is None:
+        import re
         _NUMBER = (re.compile(_INT), re.compile(_DEC))
     whole, dec = _NUMBER
     if whole.match(key):

@@ -6,8 +6,6 @@ so they apply to the whole file wherever they stand — and reports every proble
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-
 import grammar
 from grammar import ast
 
@@ -17,6 +15,10 @@ from .model import (Atom, Declaration, Fact, Node, Path, PathAlt, PathInv, PathR
                     QueryPattern, Rule, Term, Triple, Var, node_key, role)
 from .normalize import Vocabulary, orient_rules, relation_key
 from .values import Record
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 
 class _Problem(ValidationError):

@@ -11,12 +11,15 @@ dataclasses generate them, which is faster than the shared ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from .arith import Constraint
 from .errors import ValidationError
 from .numeric import check_number
 from .values import Value
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _set = object.__setattr__
 

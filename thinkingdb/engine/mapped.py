@@ -21,7 +21,7 @@ whole relation (:meth:`RelationIndex.edges`, :meth:`RelationIndex.all_ones`) loa
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from _bisect import bisect_left   # = bisect's, without loading bisect.py
 from collections.abc import Mapping, Sequence
 
 from ..errors import StoreError

@@ -8,7 +8,7 @@ used when no rule can contribute to a query — nothing is rebuilt per query.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from _bisect import bisect_left   # = bisect's, without loading bisect.py
 from collections.abc import Mapping
 
 from ..arith import run as run_constraints

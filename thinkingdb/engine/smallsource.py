@@ -16,8 +16,8 @@ graph does not hold.
 
 from __future__ import annotations
 
-import bisect
 import sys
+from _bisect import insort_right as insort   # = bisect.insort, without loading bisect.py
 import time
 
 from ..model import Limits, PathInv, PathRel, PathRepeat, Var
@@ -293,7 +293,7 @@ class SmallSourceResult(OnesView, SearchedView):
         ends, r = list(reach), self.r
         has = const in set(reach)
         if lo == 0 and not has:
-            bisect.insort(ends, const)
+            insort(ends, const)
         truncated = self.truncated or _tick(len(ends), limits, deadline)
         if not self.g.is_mapped:
             rank = self.g.ranks()[0]

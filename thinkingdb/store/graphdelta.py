@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+from grammar import import_module
+
 from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph, read_facts,
                         store_stamp, write_container, write_graph)
 
@@ -42,8 +44,7 @@ def __getattr__(name: str):
     """The names that moved to ``deltacompose.py`` and ``storefiles.py``, still importable from here,
     loaded on first use: a question that opens a current graph file needs neither (~25 KB of .pyc)."""
     if name in _MOVED:
-        import importlib
-        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
+        return getattr(import_module(f".{_MOVED[name]}", __package__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

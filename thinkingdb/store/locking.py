@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import _thread
 import os
-import re
 import time
 
 from ..errors import StoreError
@@ -111,6 +110,7 @@ def sweep_abandoned(path: str) -> list[str]:
     prefix = base + ".new-"
     if not any(name.startswith(prefix) for name in names):   # the usual case: no pattern to compile
         return []
+    import re
     pattern = re.compile(re.escape(base) + r"\.new-(\d+)-[0-9a-f]{8}(-wal|-shm|-journal)?")
     for name in names:
         m = pattern.fullmatch(name)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 from _thread import RLock
-from contextlib import contextmanager
 
 # json is imported by the functions that read or write rules, units, lane indexes and provenance
 # details: a question on a store without stored rules does not load it here (~1.5 ms of a cold process)
@@ -38,6 +37,8 @@ try:   # the C module of the sqlite3 package, whose wrapper adds only date adapt
 except ImportError:   # pragma: no cover - an interpreter that has the package only
     import sqlite3
 
+from grammar import import_module
+
 from ..errors import StoreError
 from .locking import WriterLock, new_store_path, read_header, sweep_abandoned
 from ..model import Declaration
@@ -45,8 +46,6 @@ from ..normalize import Vocabulary
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING, without importing typing (~3 ms of a cold question)
 if TYPE_CHECKING:
-    from typing import Iterator
-
     from ..model import Rule
 
 APPLICATION_ID = 0x54444231  # "TDB1"
@@ -78,6 +77,24 @@ def _file_url(path: str) -> str:
     if _URL_SAFE.issuperset(path):
         return path
     return "".join(chr(b) if chr(b) in _URL_SAFE else f"%{b:02X}" for b in os.fsencode(path))
+
+
+class _Reading:
+    """The context of :meth:`Store.reading` (a class: ``contextlib`` costs a cold question ~0.5 ms)."""
+
+    __slots__ = ("conn", "began")
+
+    def __init__(self, conn) -> None:
+        self.conn, self.began = conn, False
+
+    def __enter__(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+
+    def __exit__(self, *exc) -> None:
+        if self.began and self.conn.in_transaction:
+            self.conn.execute("COMMIT")
 
 
 class StoreCreatedElsewhere(StoreError):
@@ -141,8 +158,7 @@ class _Method:
         self.module, self.name = module, name
 
     def __get__(self, obj, owner=None):
-        import importlib
-        func = getattr(importlib.import_module(self.module, __package__), self.name)
+        func = getattr(import_module(self.module, __package__), self.name)
         setattr(owner if owner is not None else type(obj), self.name, func)
         return func if obj is None else func.__get__(obj, owner)
 
@@ -378,19 +394,10 @@ class Store:
             out.append((rule_from_json(n, b), unit))
         return list(dict.fromkeys(out))
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """One read transaction: everything read inside sees the store at one generation."""
-        c = self.conn
-        if c.in_transaction:
-            yield
-            return
-        c.execute("BEGIN")
-        try:
-            yield
-        finally:
-            if c.in_transaction:
-                c.execute("COMMIT")
+    def reading(self) -> _Reading:
+        """One read transaction: everything read inside sees the store at one generation (inside a
+        transaction already open, that one)."""
+        return _Reading(self.conn)
 
     def declarations(self) -> list[Declaration]:
         return [Declaration(r, k, o or None) for r, k, o in
@@ -443,7 +450,6 @@ def __getattr__(name: str):
     module = _MOVED.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-    value = getattr(importlib.import_module(module, __package__), name)
+    value = getattr(import_module(module, __package__), name)
     globals()[name] = value
     return value
