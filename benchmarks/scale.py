@@ -21,7 +21,7 @@ ingest``) and a pyoxigraph RocksDB store (bulk-loaded N-Triples). Every question
 process* (``--worker``), interleaved across engines and repeated ``--runs`` times; the tables give
 medians. ``open+answer`` is measured inside the process after the imports (open the store, answer,
 count every answer); ``process`` is the subprocess's whole wall time (interpreter start and imports
-included); ``peak MB`` is that subprocess's ``ru_maxrss``. "Cold" here means a fresh process; the
+included; ``--python`` chooses the interpreter: what its start loads is printed, see below); ``peak MB`` is that subprocess's ``ru_maxrss``. "Cold" here means a fresh process; the
 operating system's page cache is whatever the machine has (it is not dropped).
 
 Questions: ``1-hop`` (``? S depends_on ?x.``), ``reach`` (``? S depends_on+ ?x.``), ``conj``
@@ -37,6 +37,13 @@ what a question loads beyond it (ThinkingDB loads its parser, engines and numpy 
 question needs them) is inside, and in peak memory; the ``process`` column includes everything. The side-by-side
 table pairs each ThinkingDB row with the pyoxigraph query of the same meaning and
 gives ratios (ThinkingDB / pyoxigraph: below 1 is better) of the in-process time and of peak memory.
+
+The interpreter matters to the ``process`` column. An editable install (``pip install -e .``) puts a finder
+in ``site`` that imports ``re``, ``pathlib``, ``urllib.parse`` and more (~11 ms) in every process before
+either engine starts: both processes pay it, and ThinkingDB then finds some of what it imports already
+loaded. A regular install (what ``pip install thinkingdb`` gives a user) loads none of it, so the figures
+reported for issue 20 use ``--python`` with a venv holding a regular install of the dependencies and
+pyoxigraph (the question processes import this checkout's ``thinkingdb`` either way).
 
 A question process imports nothing of the driver's but ``os``, ``sys`` and ``time`` before the engine
 (the driver's modules are imported inside the functions that use them; the worker's arguments and its
@@ -60,6 +67,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 sys.path.insert(0, ROOT)
 
 SEED = 7
+PYTHON = sys.executable   # the question processes' interpreter (--python)
 IRI = "http://thinkingdb.example/"
 
 
@@ -291,7 +299,7 @@ def spawn(args: list[str], timeout: float | None) -> dict:
     import subprocess
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True,
+        proc = subprocess.run([PYTHON, __file__, "--worker", *args], capture_output=True,
                               text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout {timeout:g}s", "process_ms": (time.perf_counter() - t0) * 1000}
@@ -328,6 +336,17 @@ def configs_of(q: dict, engines: list[str]) -> list[tuple[str, bool]]:
 def peer_of(q: dict, rules: bool) -> tuple[str, bool]:
     """The pyoxigraph run with the meaning of a ThinkingDB run."""
     return ("pyoxigraph", True) if rules and "sparql_rules" in q else ("pyoxigraph", False)
+
+
+def interpreter_start(python: str) -> str:
+    """What the interpreter's own start loads before either engine: an editable install's finder imports
+    re, pathlib, urllib.parse and more (~11 ms) in every process, which an installed package's does not,
+    and which hides what each engine's own imports cost (both engines' processes start alike)."""
+    import subprocess
+    code = "import sys; print(int(any('__editable__' in m for m in sys.modules)), int('re' in sys.modules))"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return ("an editable install's finder runs at start" if out[0] == "1" else "no editable finder") + (
+        "; re is loaded at start" if out[1] == "1" else "; re is not loaded at start")
 
 
 def run_dataset(meta: dict, args) -> None:
@@ -426,8 +445,14 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per question process")
     ap.add_argument("--engines", nargs="+", default=["thinkingdb", "pyoxigraph"])
     ap.add_argument("--questions", nargs="+", default=["1-hop", "reach", "conj", "why"], help="'none': build only")
+    ap.add_argument("--python", default=sys.executable,
+                    help="the interpreter of the question processes (default this one), e.g. a venv with a regular "
+                         "install: python3 -m venv /tmp/reg && /tmp/reg/bin/pip install '.[rdf]'")
     args = ap.parse_args()
+    global PYTHON
+    PYTHON = args.python
     print(describe("numpy", "pyoxigraph"))
+    print(f"question processes: {PYTHON} ({interpreter_start(PYTHON)})")
     print("(each question in a fresh process; medians of interleaved runs)")
     sets = [(k, n) for n in args.sizes for k in args.kinds if k != "go"]
     if "go" in args.kinds and args.data:

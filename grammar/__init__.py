@@ -30,7 +30,7 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'grammar' has no attribute {name!r}")
-    value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
+    value = getattr(_import_module(f".{_WHERE[name]}", __name__), name)
     globals()[name] = value
     return value
 
@@ -39,7 +39,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def import_module(name: str, package: str):
+def _import_module(name: str, package: str):
     """``importlib.import_module(name, package)`` for the lazy imports of both packages, without
     loading ``importlib`` and ``warnings`` (~0.5 ms of a cold question)."""
     full = package + name if name.startswith(".") else name

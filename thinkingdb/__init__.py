@@ -10,7 +10,7 @@ keeps a proof for every derived fact; BM25 and hyperdimensional lanes turn free 
 
 # The public names and the modules that define them, imported on first use (PEP 562), so that
 # ``import thinkingdb.errors`` or ``thinkingdb --help`` does not load the engine, lark or numpy.
-from grammar import import_module
+from grammar import _import_module   # (one project: the lazy imports of both packages)
 
 _LAZY = {
     "api": ("DEFAULT_LIMITS", "KnowledgeBase", "open_kb"),
@@ -36,7 +36,7 @@ def __getattr__(name: str):
     if name == "open":  # ``thinkingdb.open(path)`` is the documented entry point
         value = __getattr__("open_kb")
     elif name in _WHERE:
-        value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
+        value = getattr(_import_module(f".{_WHERE[name]}", __name__), name)
     else:
         raise AttributeError(f"module 'thinkingdb' has no attribute {name!r}")
     globals()[name] = value

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from grammar import import_module
+from grammar import _import_module   # (one project: the lazy imports of both packages)
 
 from .graphfile import (GraphArrays, Stamp, _locked, ensure_token, graph_path, map_container, open_graph, read_facts,
                         store_stamp, write_container, write_graph)
@@ -44,7 +44,7 @@ def __getattr__(name: str):
     """The names that moved to ``deltacompose.py`` and ``storefiles.py``, still importable from here,
     loaded on first use: a question that opens a current graph file needs neither (~25 KB of .pyc)."""
     if name in _MOVED:
-        return getattr(import_module(f".{_MOVED[name]}", __package__), name)
+        return getattr(_import_module(f".{_MOVED[name]}", __package__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -37,7 +37,7 @@ try:   # the C module of the sqlite3 package, whose wrapper adds only date adapt
 except ImportError:   # pragma: no cover - an interpreter that has the package only
     import sqlite3
 
-from grammar import import_module
+from grammar import _import_module   # (one project: the lazy imports of both packages)
 
 from ..errors import StoreError
 from .locking import WriterLock, new_store_path, read_header, sweep_abandoned
@@ -158,7 +158,7 @@ class _Method:
         self.module, self.name = module, name
 
     def __get__(self, obj, owner=None):
-        func = getattr(import_module(self.module, __package__), self.name)
+        func = getattr(_import_module(self.module, __package__), self.name)
         setattr(owner if owner is not None else type(obj), self.name, func)
         return func if obj is None else func.__get__(obj, owner)
 
@@ -450,6 +450,6 @@ def __getattr__(name: str):
     module = _MOVED.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __package__), name)
+    value = getattr(_import_module(module, __package__), name)
     globals()[name] = value
     return value
