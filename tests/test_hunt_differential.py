@@ -7,9 +7,10 @@ import pytest
 from thinkingdb.api import open_kb
 from thinkingdb.engine.graph import FactGraph
 from thinkingdb.engine.query import evaluate, why
+from thinkingdb.engine.rules import compile_declarations
 from thinkingdb.errors import IngestError
 from thinkingdb.language import compile_source, parse_query
-from thinkingdb.model import Triple
+from thinkingdb.model import Limits, Triple
 
 ONE_RULE = "rule g: ?x a ?y => ?x b ?y.\n"
 
@@ -117,3 +118,26 @@ def test_dropping_an_inverse_that_turned_another_sources_rule_is_refused(tmp_pat
         assert [a.bindings for a in kb.query("? ?x b ?y.").answers] == [{"x": "n1", "y": "n2"}]
         assert kb.query("? n7 a ?x.").answers == []
     assert _retract(db, str(f1)) == 0 and _retract(db, str(f0)) == 0   # with the rule's source first: fine
+
+
+NEG = ("relation a symmetric.\nrelation c symmetric.\nn2 c n1 @0.5.\nn1 a n2 @0.5.\nn2 a n1 @0.5.\n"
+       "rule g0: n2 b ?z, n2 c ?y, not ?z b ?z => ?y a ?y.\n")
+
+
+@pytest.mark.parametrize("goal_directed", [True, False])
+def test_the_stratified_engine_keeps_no_alternative_past_the_depth_bound(goal_directed):
+    # with max_depth 0 the only proof of 'n2 a n1' is its assertion (0.5); its derivation by a_symmetric
+    # from 'n1 a n2' has depth 1. The stratified engine (a 'not' rule) kept it as an alternative, so the
+    # goal-directed noisy-or was 0.75 (1 - 0.5 * 0.5) and why listed it; the full closure said 0.5
+    p = compile_source(NEG)
+    rules, g = [r for r, _ in p.rules], FactGraph([f for f, _ in p.facts])
+    rules += list(compile_declarations(d for d, _ in p.declarations))
+    res = evaluate(parse_query("? n2 a ?x."), g, rules, limits=Limits(max_depth=0), aggregate="noisy-or", k=2,
+                   goal_directed=goal_directed)
+    assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n1"}, 0.5)]
+    proof = why(Triple("n2", "a", "n1"), g, rules, limits=Limits(max_depth=0), alternatives=2,
+                goal_directed=goal_directed)
+    assert (proof.score, proof.depth, proof.alternatives) == (0.5, 0, ())
+    res = evaluate(parse_query("? n2 a ?x."), g, rules, limits=Limits(max_depth=1), aggregate="noisy-or", k=2,
+                   goal_directed=goal_directed)   # within the bound the derivation counts
+    assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n1"}, 0.75)]

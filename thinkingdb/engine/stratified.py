@@ -155,8 +155,8 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
             depth += 1
             if not scored:
                 score = 1.0
-            if alts is not None:
-                mine = alts.setdefault(head, {})
+            if alts is not None and (limits.max_depth is None or depth <= limits.max_depth):
+                mine = alts.setdefault(head, {})   # (a deeper derivation is past the bound, as a fact)
                 old = mine.get((rule_idx, prems))
                 if old is None or score > old[0]:
                     mine[(rule_idx, prems)] = (score, depth)
