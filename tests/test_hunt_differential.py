@@ -141,3 +141,20 @@ def test_the_stratified_engine_keeps_no_alternative_past_the_depth_bound(goal_di
     res = evaluate(parse_query("? n2 a ?x."), g, rules, limits=Limits(max_depth=1), aggregate="noisy-or", k=2,
                    goal_directed=goal_directed)   # within the bound the derivation counts
     assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n1"}, 0.75)]
+
+
+CUT = ("relation a symmetric.\nrelation c subrelation_of b.\nn4 c n4 @0.5.\nn4 h n2 @0.5.\nn4 a n3 @0.5.\n"
+       "rule g0: ?z h ?y, ?z b n4 => m9 h ?y.\nrule g1: ?z h ?y, n2 h n2, not ?z c ?z => ?y a ?y.\n")
+
+
+@pytest.mark.parametrize("goal_directed", [True, False])
+def test_after_a_cut_only_the_rules_with_not_stop(goal_directed):
+    # 'n3 a n4' is a_symmetric of the asserted 'n4 a n3 @0.5', depth 1. With max_depth 1 the full closure
+    # cut 'm9 h n2' (depth 2) and then skipped the whole stratum of 'a' -- a_symmetric with g1, the rule
+    # with 'not' -- so '? n3 a ?x.' had no answer where the goal-directed run (no demanded cut) had n4
+    p = compile_source(CUT)
+    rules = [r for r, _ in p.rules] + list(compile_declarations(d for d, _ in p.declarations))
+    g = FactGraph([f for f, _ in p.facts])
+    res = evaluate(parse_query("? n3 a ?x."), g, rules, limits=Limits(max_depth=1), goal_directed=goal_directed)
+    assert [(a.bindings, a.score, a.proof.depth) for a in res.answers] == [({"x": "n4"}, 0.5, 1)]
+    assert res.truncated == (None if goal_directed else "depth")

@@ -8,12 +8,12 @@ match fires when no ``not`` premise matches (:class:`~thinkingdb.engine.joins.Pl
 statement-node head makes the node's key from the matched values.
 
 Depth is a property of a derivation here (1 + its deepest premise), not of a round: ``max_depth`` drops
-a derivation deeper than the bound and reports ``depth``. Trust: a stratum whose rules have ``not``
-premises runs only while nothing is truncated -- after any bound cut the run short, an absence may be
-an artefact of the bound, so those rules do not fire and the result stays ``truncated``: answers may be
-missing, never wrong. A seeded scope would make facts outside it look absent, so the run is in full mode
--- or goal-directed, over the demand of the question, which includes every ``not`` atom whole (see
-``admit``).
+a derivation deeper than the bound and reports ``depth``. Trust: a rule with ``not`` premises runs only
+while nothing is truncated -- after any bound cut the run short, an absence may be an artefact of the
+bound, so those rules do not fire (the other rules of their stratum do) and the result stays
+``truncated``: answers may be missing, never wrong. A seeded scope would make facts outside it look
+absent, so the run is in full mode -- or goal-directed, over the demand of the question, which includes
+every ``not`` atom whole (see ``admit``).
 """
 
 from __future__ import annotations
@@ -214,8 +214,8 @@ def stratified_closure(g, ids, rules, scope, scope_list, truncated, limits, alte
 
     try:
         for stratum in order:
-            if truncated and any(rules[i].negated for i in stratum):
-                continue   # an absence after a cut bound proves nothing: these rules do not fire
+            if truncated:   # an absence after a cut bound proves nothing: rules with 'not' do not fire
+                stratum = [i for i in stratum if not rules[i].negated]   # (the others derive true facts)
             sizes: dict[int, int] = {}
 
             def size(r: int) -> int:
