@@ -142,8 +142,9 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     if _absent_constant(view, query):
         return QueryResult([], view.truncated, tuple(v.name for v in query.variables()), False,
                            getattr(view, "stats", None))
-    # one pattern with a constant end, or a conjunction run as arrays
-    bulk = array_answers(view, query, limits, deadline, aggregate)
+    # one pattern with a constant end, or a conjunction run as arrays; not with a ?_ (which the arrays
+    # would answer as a column): the join below makes the rows that differ only there one answer
+    bulk = None if _anonymous(query) else array_answers(view, query, limits, deadline, aggregate)
     if bulk is not None:
         answers, truncated = bulk
         more = max_answers is not None and len(answers) > max_answers
@@ -249,6 +250,8 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
     for w in walks + [b for b in back if b is not None]:
         truncated = truncated or w.truncated
     by_index = sorted(range(len(order)), key=order.__getitem__)   # join position of pattern 0, 1, ...
+    if len(slot) > len(names):
+        partial = _merge_hidden(partial, len(names), aggregate)
     answers = _answers(view, names, partial, by_index, aggregate, kk, past_deadline)
     del partial
     if late[0]:
@@ -260,6 +263,40 @@ def evaluate(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, limits: 
 
 
 TABLE_ROWS = 4096   # more rows than this: the answers are held as arrays (a TableAnswers)
+
+
+def _anonymous(query: Query) -> bool:
+    """Whether a pattern has a ``?_`` (an anonymous variable that occurs once: an n-ary statement's node
+    variable, also anonymous, joins its role edges)."""
+    seen: dict[str, int] = {}
+    for p in query.patterns:
+        for t in (p.subject, p.object):
+            if isinstance(t, Var) and t.anonymous:
+                seen[t.name] = seen.get(t.name, 0) + 1
+    return 1 in seen.values()
+
+
+def _merge_hidden(rows: list, n: int, aggregate: str) -> list:
+    """The join's rows with one row per binding of the answered variables (the first ``n`` of a row's
+    env): the rows that differ only in variables no answer shows (``?_``, a statement's node) are one
+    answer -- scored by its best row, or with noisy-or by the proofs of all of them (the row then
+    holds a :class:`_Merged` of each row's builders)."""
+    out: dict[tuple, tuple] = {}
+    for env, score, builders in rows:
+        key = env[:n]
+        cur = out.get(key)
+        if cur is None:
+            out[key] = (env, score, builders)
+        elif aggregate == "noisy-or":
+            held = cur[2] if isinstance(cur[2], _Merged) else _Merged((cur[2],))
+            out[key] = (cur[0], max(cur[1], score), _Merged(held + (builders,)))
+        elif score > cur[1]:
+            out[key] = (env, score, builders)
+    return list(out.values())
+
+
+class _Merged(tuple):
+    """The builders of the rows of one answer (noisy-or), each a tuple of its patterns' builders."""
 
 
 def _answers(view, names, rows, by_index, aggregate, kk, past_deadline):
@@ -290,7 +327,12 @@ def _answers(view, names, rows, by_index, aggregate, kk, past_deadline):
         if not e & 4095 and past_deadline():
             break
         bindings = {nm: ids.sym_key(env[j]) for j, nm in enumerate(names)}
-        if aggregate == "noisy-or":   # the scores now, the proofs when read
+        if aggregate == "noisy-or" and isinstance(builders, _Merged):   # rows differing only in a ?_
+            groups = [[b[j] for j in by_index] for b in builders]
+            score = noisy_or(sorted((x for bs in groups for x in combined_scores(bs, kk)), reverse=True)[:kk])
+            make = (lambda groups=groups: tuple(sorted((p for bs in groups for p in _combine(bs, kk)),
+                                                       key=lambda p: -p.score)[:kk]))
+        elif aggregate == "noisy-or":   # the scores now, the proofs when read
             bs = [builders[j] for j in by_index]
             score = noisy_or(combined_scores(bs, kk))
             make = (lambda bs=bs: tuple(_combine(bs, kk)))
