@@ -63,17 +63,19 @@ class ChainReads(FactView):
             return Proof.asserted(self.ids.triple(key), c)
         if key not in self.rec:
             return None
-        return self._chain(key, None, self.rec)
+        return self._chain(key, None, None)
 
-    def _chain(self, key, limit, table):
+    def _chain(self, key, limit, replay):
         """The proof of ``T`` fact ``key`` as it stood after round ``limit`` (None: its last
-        version), its versions and those of the facts its proof goes through read from ``table``;
-        built from the far end (chains can outgrow the recursion limit)."""
+        version), its versions and those of the facts its proof goes through read from ``replay``
+        (``{node: versions}`` of the goal's replay; None: ``rec``); built from the far end (chains
+        can outgrow the recursion limit)."""
         from .proofs import Proof
         chain, k = [], key
-        goal = key[2] if self.shape.right else key[0]
+        right = self.shape.right
+        goal = key[2] if right else key[0]
         while self.asserted(k) is None:
-            v = _at(table[k], limit)
+            v = _at(self.rec[k] if replay is None else replay[k[0] if right else k[2]], limit)
             chain.append((k, v))
             k, limit = self.tkey(v[2], goal), v[1] - 1
         proof = Proof.asserted(self.ids.triple(k), self.asserted(k))
@@ -99,8 +101,8 @@ class ChainReads(FactView):
         out = [best]
         n = key[0] if self.shape.right else key[2]
         goal = key[2] if self.shape.right else key[0]
-        for _, depth, c, table in self.alts.get(key, ())[:max(k - 1, 0)]:
-            out.append(self._derived(key, n, c, depth, self._chain(self.tkey(c, goal), depth - 1, table)))
+        for _, depth, c, replay in self.alts.get(key, ())[:max(k - 1, 0)]:
+            out.append(self._derived(key, n, c, depth, self._chain(self.tkey(c, goal), depth - 1, replay)))
         return out[:k]
 
     def evidence_scores(self, key, k: int) -> list[float]:

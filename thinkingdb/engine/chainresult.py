@@ -34,8 +34,8 @@ class ChainResult(ChainReads):
         self._k = alternatives
         self.depth = depth   # max_depth: the closure's rounds (None: unbounded)
         self._at_memo: dict[tuple[int, int], dict] = {}   # (node, round) -> its steps as they stood
-        # T key -> its best other derivations [(score, depth, next node, {T key: versions} of the
-        # next node's proof)], at most alternatives + 1, best first (noisy-or, why's alternatives)
+        # T key -> its best other derivations [(score, depth, next node, the goal's replay {node:
+        # versions} the next node's proof is read from)], at most alternatives + 1, best first
         self.alts: dict[tuple[int, int, int], list] = {}
         self.ids = inner.ids
         self.T = self.ids.rel(shape.head)
@@ -234,7 +234,7 @@ class ChainResult(ChainReads):
         if self._k:   # every node's versions are the full closure's: each step's derivation from them
             from .chainalts import keep_alternatives  # noqa: PLC0415
             for n in vers:
-                keep_alternatives(self, n, goal, lambda c: vers.get(c), lambda c, d: self.rec)
+                keep_alternatives(self, n, goal, vers.get, lambda c: vers)
         return True
 
     def _forward(self, start: int, blocked=frozenset()) -> dict[int, float]:
@@ -280,9 +280,13 @@ class ChainResult(ChainReads):
                     parents.setdefault(c, []).append((u, e))
         return parents
 
-    def _one_goal(self, start, goal, ends, P, parents) -> tuple | None:
+    def _one_goal(self, start, goal, ends, P, parents, links=None) -> tuple | None:
         """The solution for ``goal`` over the slack steps into the nodes within ``DELTA`` of the
         best end, or None when the search's value is not within ``DELTA / 10`` of that bound."""
+        from .chainalts import replay_paths  # noqa: PLC0415
+        got = replay_paths(self, [(start, P, parents, {} if links is None else links)], goal, ends)   # (one chain: its rounds read off it)
+        if got is not None:
+            return got.get(start)
         top, sub = self._region(ends, P, parents)
         terms = {a: c for a, c in ends.items() if a in sub}
         vers = self._simulate(goal, terms, lambda c: [(u, e) for u, e in parents.get(c, ()) if u in sub])
@@ -321,7 +325,8 @@ class ChainResult(ChainReads):
                 if only is None or goal == only:
                     by_goal.setdefault(goal, {})[a] = c
         mine = self.asserted_at(start)
-        self._searched = {start: (P, parents)}
+        self._searched = {start: (P, parents, {})}
+        self._succ = None   # the start's steps, for its alternatives (chainalts.from_successors)
         self._layered: dict[tuple[int, int], list] = {}
         for goal in sorted(by_goal):
             self.touched.add(goal)
@@ -339,6 +344,7 @@ class ChainResult(ChainReads):
                 return False
         self._memo = {}
         self._searched = {}
+        self._succ = None
         return True
 
     def _bounded(self, start, goal, ends) -> dict[int, list]:
@@ -368,14 +374,19 @@ class ChainResult(ChainReads):
             got = self._layered[(start, budget)] = layers(self, start, budget)
         return got
 
-    def _solve(self, start, goal, ends) -> dict[int, list]:
-        """``_one_goal`` from ``start`` (its search memoised), searched again with the nodes asserting
-        the goal as ends when a better chain runs through one of them (the chain stops there)."""
+    def _search(self, start: int) -> tuple[dict, dict, dict]:
+        """``(P, slack parents, links)`` of the search from ``start``, memoised (``links``: what
+        :func:`~thinkingdb.engine.chainalts.replay_paths` read of each node's one slack parent)."""
         got = self._searched.get(start)
         if got is None:
             P = self._forward(start)
-            got = self._searched[start] = (P, self._slack(P))
-        vers = self._one_goal(start, goal, ends, *got)
+            got = self._searched[start] = (P, self._slack(P), {})
+        return got
+
+    def _solve(self, start, goal, ends) -> dict[int, list]:
+        """``_one_goal`` from ``start`` (its search memoised), searched again with the nodes asserting
+        the goal as ends when a better chain runs through one of them (the chain stops there)."""
+        vers = self._one_goal(start, goal, ends, *self._search(start))
         if vers is None:
             blocked = frozenset(ends)
             self.rechecked += 1
