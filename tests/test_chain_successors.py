@@ -108,7 +108,7 @@ def checked_replays():
         for n in accepted:
             vers, m = got[n], n
             while m is not None:
-                assert vers[m] == want[m], (n, m)
+                assert list(vers[m]) == want[m], (n, m)
                 m = vers[m][-1][2]
         return got
     return check, count

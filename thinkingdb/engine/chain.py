@@ -184,7 +184,10 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
     consts = [t for t in (node_t, goal_t) if not isinstance(t, Var)]
     if any(ids.find_sym(t) is None or ids.find_sym(t) >= len(g._syms) for t in consts):
         return None
+    import gc  # noqa: PLC0415 (built in)
     from .chainresult import Timeout  # noqa: PLC0415 (a question this engine declines loads only this module)
+    was = gc.isenabled()
+    gc.disable()   # (the replays' versions: many small acyclic containers, which collections walk again and again)
     try:
         for reach in _reaches(rules, shape, node_t, limits.max_depth):
             res = _run(g, rules, shape, node_t, goal_t, limits, alternatives, deadline, closure, reach)
@@ -192,6 +195,9 @@ def linear_chain(g, ids, rules, goals, limits: Limits, alternatives: int, deadli
                 break
     except Timeout:
         return None
+    finally:
+        if was:
+            gc.enable()
     if res is None:
         return None
     if limits.max_derived is not None and res.derived_count > limits.max_derived:

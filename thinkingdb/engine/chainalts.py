@@ -139,7 +139,7 @@ def replay_paths(res, searched, goal, ends) -> dict | None:
         if tv is None:
             if ends[v] <= 0:
                 raise ValueError("zero score")
-            tv = vers[v] = [(ends[v], 0, None)]
+            tv = vers[v] = ((ends[v], 0, None),)
         while v != c:   # back from the end to c, each node's versions from the next one's
             link = links.get(v)
             if link is None:
@@ -148,20 +148,21 @@ def replay_paths(res, searched, goal, ends) -> dict | None:
                     return None
                 u = ps[0][0]
                 key = (u, E, v) if right else (v, E, u)
-                link = links[v] = (u, evers.get(key) or versions(key))
-            u, ev = link
+                ev = evers.get(key) or versions(key)
+                link = links[v] = (u, ev, ev[0][1] if len(ev) == 1 else None)
+            u, ev, e = link
             left -= 1
             if u in ends or left < 0:
                 return None
             f = fwd.get(u)
             if f is None:
                 fwd[u] = v
-                if len(ev) == 1 and len(tv) == 1:   # (most steps: _through's first case, inline)
-                    d, e = ev[0]
+                if e is not None and len(tv) == 1:   # (most steps: _through's first case, inline)
                     if e <= 0:
                         raise ValueError("zero score")
+                    d = ev[0][0]
                     s, td, _ = tv[0]
-                    tv = [((w * e) * s if first else (w * s) * e, 1 + (d if d > td else td), v)]
+                    tv = (((w * e) * s if first else (w * s) * e, 1 + (d if d > td else td), v),)
                 else:
                     tv = _through(ev, tv, v, w, first)
                 vers[u] = tv
@@ -174,7 +175,7 @@ def replay_paths(res, searched, goal, ends) -> dict | None:
     return {c: vers for c, top in tops.items() if vers[c][-1][0] >= top * (1 - delta / 10)}
 
 
-def _through(ev, tv, v, w: float, first: bool) -> list:
+def _through(ev, tv, v, w: float, first: bool) -> tuple:
     """The versions of a node whose one step goes to ``v`` (``ev``: the step fact's versions
     ``[(depth, score)]``, ``tv``: ``v``'s ``[(score, depth, next)]``; ``w``, ``first``: the rule's
     weight and whether the step is its first premise, for the engines' float order): round ``r``
@@ -196,7 +197,7 @@ def _through(ev, tv, v, w: float, first: bool) -> list:
             score = we * s if first else (w * s) * e
             if not out or score > out[-1][0]:
                 out.append((score, t[1] + 1, v))
-        return out
+        return tuple(out)
     if any(e <= 0 for _, e in ev):
         raise ValueError("zero score")
     for r in sorted({d + 1 for d, _ in ev} | {t[1] + 1 for t in tv}):
@@ -207,7 +208,7 @@ def _through(ev, tv, v, w: float, first: bool) -> list:
         score = (w * e[1]) * t[0] if first else (w * t[0]) * e[1]
         if not out or score > out[-1][0]:
             out.append((score, 1 + max(e[0], t[1]), v))
-    return out
+    return tuple(out)
 
 
 def keep_alternatives(res, n, goal, versions_of, replay_of, order=None, bound=None, want=None) -> None:
@@ -248,7 +249,7 @@ def keep_alternatives(res, n, goal, versions_of, replay_of, order=None, bound=No
         out.sort(key=lambda t: (-t[0], t[1], t[2]))
         del out[want:]
     if out:
-        res.alts[key] = [(sc, d, c, replay_of(c)) for sc, d, _, c in out]
+        res.alts[key] = tuple((sc, d, c, replay_of(c)) for sc, d, _, c in out)
 
 
 def _wanted(res, n, goal) -> int:

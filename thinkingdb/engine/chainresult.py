@@ -97,7 +97,7 @@ class ChainResult(ChainReads):
             return {}
         return (self.g._in if self.shape.right else self.g._out)[self.T].get(goal, {})
 
-    def versions(self, key) -> list[tuple[int, float]]:
+    def versions(self, key) -> tuple[tuple[int, float], ...]:
         """``[(depth, score)]`` of a step fact, oldest first: the versions the inner run kept (a fact
         improved in a later round keeps its old version, which derivations of earlier rounds used)."""
         got = self._evers.get(key)
@@ -105,18 +105,18 @@ class ChainResult(ChainReads):
             got = self._evers[key] = self._versions(key)
         return got
 
-    def _versions(self, key) -> list[tuple[int, float]]:
+    def _versions(self, key) -> tuple[tuple[int, float], ...]:   # (tuples: the collector skips them)
         c = self.inner.asserted(key)
         if c is not None:
-            return [(0, c)]
+            return ((0, c),)
         inner = self.inner
         if hasattr(inner, "_run"):   # the columnar result
             fid = inner._fid(key)
             facts = inner._run.facts
             old = [(h[0], h[1]) for h in facts.history.get(fid, ())]
-            return old + [(int(facts.round.a[fid]), float(facts.score.a[fid]))]
+            return tuple(old) + ((int(facts.round.a[fid]), float(facts.score.a[fid])),)
         v = inner._store.rec[key]    # the reference engine's result
-        return [(h[1], h[0]) for h in inner._hist.get(key, ())] + [(v[1], v[0])]
+        return tuple((h[1], h[0]) for h in inner._hist.get(key, ())) + ((v[1], v[0]),)
 
     def step_proof(self, key, limit: int):
         """The step fact's proof as it stood after round ``limit``: memoised by the version it is
@@ -282,9 +282,10 @@ class ChainResult(ChainReads):
 
     def _one_goal(self, start, goal, ends, P, parents, links=None) -> tuple | None:
         """The solution for ``goal`` over the slack steps into the nodes within ``DELTA`` of the
-        best end, or None when the search's value is not within ``DELTA / 10`` of that bound."""
+        best end, or None when the search's value is not within ``DELTA / 10`` of that bound; read
+        off the chain when the region is one (:func:`~thinkingdb.engine.chainalts.replay_paths`)."""
         from .chainalts import replay_paths  # noqa: PLC0415
-        got = replay_paths(self, [(start, P, parents, {} if links is None else links)], goal, ends)   # (one chain: its rounds read off it)
+        got = replay_paths(self, [(start, P, parents, {} if links is None else links)], goal, ends)
         if got is not None:
             return got.get(start)
         top, sub = self._region(ends, P, parents)
