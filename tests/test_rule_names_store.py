@@ -128,3 +128,55 @@ def test_the_same_rule_in_a_public_file_and_in_restricted_notes_holds_for_each_c
         assert [(a.bindings, a.score) for a in both.answers] == [({"y": "b"}, 0.5)]
         kb.ingest([str(tmp_path / "rx.tdb")])
         assert (seen(("x",)), seen(("y",)), seen(())) == ([{"y": "b"}], [{"y": "b"}], [{"y": "b"}])
+
+
+# the default rule library (thinkingdb/data/default_rules.tdb) holds, among others,
+#   rule capability @0.95: ?x uses ?y, ?y provides ?z => ?x has_capability ?z.
+LIBRARY_CAPABILITY = "rule capability @0.95: ?x uses ?y, ?y provides ?z => ?x has_capability ?z.\n"
+
+
+def test_a_rule_named_like_a_different_library_rule_is_refused_at_its_line(tmp_path):
+    """Before, both held under one name: '? ?a has_capability ?b.' gave (p, q) from the file's rule and
+    (x, z) from the library's, and each proof said 'rule capability'."""
+    (tmp_path / "a.tdb").write_text("x uses y. y provides z. p r q.\n\n   rule capability: ?a r ?b => ?a has_capability ?b.\n")
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "a.tdb")])
+        (d,) = exc.value.diagnostics
+        assert (d.source.endswith("a.tdb"), d.line, d.column) == (True, 3, 4)
+        assert "rule capability is a different rule of the default rule library" in d.reason
+        assert kb.stats()["rules"] == 0 and kb.stats()["facts"] == 0   # atomic
+
+
+def test_the_library_s_own_rule_stated_again_is_no_conflict_and_holds_once(tmp_path):
+    (tmp_path / "a.tdb").write_text("x uses y. y provides z.\n" + LIBRARY_CAPABILITY)
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "a.tdb")])
+        res = kb.query("? x has_capability ?c.", aggregate="noisy-or", k=5)
+        assert [(a.bindings, a.score) for a in res.answers] == [({"c": "z"}, 0.95)]   # one proof, not two
+
+
+def test_question_time_rules_named_like_library_or_stored_rules(tmp_path):
+    """KnowledgeBase.add_rules_file (the command line's --rules) checks the same names."""
+    (tmp_path / "lib.tdb").write_text("\nrule capability: ?a r ?b => ?a has_capability ?b.\n")
+    (tmp_path / "stored.tdb").write_text("n1 a n2.\nrule mine: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "other.tdb").write_text("rule mine: ?x a ?y => ?y h ?x.\n")
+    (tmp_path / "again.tdb").write_text("rule mine: ?x a ?y => ?x h ?y.\n")
+    from thinkingdb.errors import ParseError
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.add_facts([("p", "r", "q")])
+        kb.ingest([str(tmp_path / "stored.tdb")])
+        with pytest.raises(ParseError) as exc:
+            kb.add_rules_file(str(tmp_path / "lib.tdb"))
+        (d,) = exc.value.diagnostics
+        assert (d.line, d.column) == (2, 1) and "default rule library" in d.reason
+        with pytest.raises(ParseError) as exc:
+            kb.add_rules_file(str(tmp_path / "other.tdb"))
+        (d,) = exc.value.diagnostics
+        assert (d.source.endswith("other.tdb"), d.line) == (True, 1) and "rule mine is a different rule" in d.reason
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]   # the refused files changed nothing
+        kb.add_rules_file(str(tmp_path / "again.tdb"))   # the same rule: no conflict
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:   # no library: the name is free
+        kb.add_rules_file(str(tmp_path / "lib.tdb"))
+        assert _answers(kb, "? ?a has_capability ?b.") == [{"a": "p", "b": "q"}]

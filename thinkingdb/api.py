@@ -264,7 +264,22 @@ class KnowledgeBase:
                 text = fh.read()
         except OSError as exc:
             raise translate(exc) from exc
-        program = compile_source(text, path, self.store.vocabulary())
+        library = None
+        if self.default_rules:   # a rule may not take a library rule's name, nor close a `not` cycle with it
+            from .engine.rules import library_rules as library
+        program = compile_source(text, path, self.store.vocabulary(), library=library)
+        if program.rules:   # nor the name of a different stored rule: both would hold under one name
+            from grammar.errors import make_diagnostic
+
+            from .errors import ParseError
+            stored = {r.name: r for r, _ in self.store.rule_rows()}
+            lines = text.split("\n")
+            clash = [make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
+                                     f"rule {r.name} is a different rule of the store's; rule names identify rules, "
+                                     "rename this one", "duplicate_rule")
+                     for r, ln in program.rules if r.name in stored and stored[r.name] != r and 0 < ln <= len(lines)]
+            if clash:
+                raise ParseError(clash)
         self._extra_rules += tuple(r for r, _ in program.rules)
         self._extra_decls += tuple(d for d, _ in program.declarations)
         self._cache = None

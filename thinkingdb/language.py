@@ -294,6 +294,23 @@ class _Compiler:
                     self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
                     f"a second rule named {name}: the first is at line {line0}; rule names identify rules, "
                     "rename one", "duplicate_rule"))
+        if self.library is None or not self.program.rules:
+            return
+        # nor may a rule take the name of a different rule of the default library, which every question
+        # applies with it: both would hold, and a proof naming the rule would not say which one it was
+        library = {r.name: r for r in self.library()}
+        flagged = {d.line for d in self.errors}
+        for r, line in self.program.rules:
+            theirs = library.get(r.name)
+            if theirs is not None and theirs != r and line not in flagged:
+                flagged.add(line)
+                snippet = lines[line - 1] if 0 < line <= len(lines) else ""
+                name = r.name.split(".not.")[0].split("/")[0]
+                self.errors.append(grammar.errors.make_diagnostic(
+                    self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
+                    f"rule {name} is a different rule of the default rule library (thinkingdb/data/default_rules.tdb), "
+                    "which every question applies unless it is turned off; rule names identify rules, rename this "
+                    "one", "duplicate_rule"))
 
     def stratify(self) -> None:
         rules = [r for r, _ in self.program.rules]

@@ -119,6 +119,12 @@ def default_rule_set() -> tuple[tuple[Rule, ...], tuple[Declaration, ...]]:
     return tuple(r for r, _ in program.rules), tuple(d for d, _ in program.declarations)
 
 
+def library_rules() -> tuple[Rule, ...]:
+    """The default rule library's rules with its declarations compiled (what a question applies)."""
+    rules, decls = default_rule_set()
+    return tuple(rules) + tuple(compile_declarations(decls))
+
+
 def precompiled_default_rules() -> tuple[tuple[Rule, ...], tuple[Declaration, ...]] | None:
     """The default library's rules and declarations from :mod:`thinkingdb.engine.rulelib`, or None when
     that module was written from other text than ``data/default_rules.tdb`` now holds (the library was

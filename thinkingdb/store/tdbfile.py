@@ -65,9 +65,8 @@ _QUOTE_EDGES = " \t\"'“”‘’«»`"
 
 def library_rules() -> tuple:
     """The default rule library's rules with its declarations compiled (what a question applies)."""
-    from ..engine.rules import compile_declarations, default_rule_set
-    rules, decls = default_rule_set()
-    return tuple(rules) + tuple(compile_declarations(decls))
+    from ..engine.rules import library_rules
+    return library_rules()
 
 
 def read_tdb(path: str, source: str, vocab: Vocabulary, library: bool = True) -> Iterator[Batch]:
