@@ -1,5 +1,5 @@
-"""The ``thinkingdb`` command: a thin shell over :mod:`thinkingdb.api` (entry point :func:`main`)."""
+"""The ``thinkingdb`` command: a thin shell over :mod:`thinkingdb.api` (:func:`main`; the console script runs :func:`run`)."""
 
-from .main import main
+from .main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
