@@ -28,7 +28,7 @@ def test_metadata_names_license_python_and_topics():
         "Permission is hereby granted" in (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert f"Programming Language :: Python :: {project['requires-python'].lstrip('>=')}" in classifiers
     assert any(c.startswith("Topic :: ") for c in classifiers)
-    assert project["scripts"]["thinkingdb"] == "thinkingdb.cli:main"
+    assert project["scripts"]["thinkingdb"] == "thinkingdb.cli:run"
 
 
 HEAVY = ("lark", "numpy", "networkx", "Stemmer", "pyoxigraph", "lexical", "hdc", "grammar.parser",
