@@ -180,3 +180,17 @@ def test_question_time_rules_named_like_library_or_stored_rules(tmp_path):
     with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:   # no library: the name is free
         kb.add_rules_file(str(tmp_path / "lib.tdb"))
         assert _answers(kb, "? ?a has_capability ?b.") == [{"a": "p", "b": "q"}]
+
+
+def test_a_question_time_rule_is_not_checked_against_a_restricted_note_s_rule_name(tmp_path):
+    """The check names public rules only: refusing a name held by a restricted note would tell a caller
+    who may not see the note that it exists."""
+    (tmp_path / "note.md").write_text("---\nacl: [\"hr:secret\"]\n---\n# Vault\n\n```tdb\nalice knows vault.\n"
+                                      "rule hidden: ?x uses vault => ?x knows vault.\n```\n", encoding="utf-8")
+    (tmp_path / "q.tdb").write_text("rule hidden: ?x a ?y => ?x h ?y.\n", encoding="utf-8")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "note.md")])
+        assert kb.stats()["rules"] == 1   # the note's rule is stored
+        kb.add_facts([("n1", "a", "n2")])
+        kb.add_rules_file(str(tmp_path / "q.tdb"))   # accepted: nothing said about the hidden name
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]

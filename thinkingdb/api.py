@@ -272,7 +272,8 @@ class KnowledgeBase:
             from grammar.errors import make_diagnostic
 
             from .errors import ParseError
-            stored = {r.name: r for r, _ in self.store.rule_rows()}
+            # (public rows only: a restricted note's rule name is not told to a caller who may not see it)
+            stored = {r.name: r for r, unit in self.store.rule_rows() if unit is None}
             lines = text.split("\n")
             clash = [make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
                                      f"rule {r.name} is a different rule of the store's; rule names identify rules, "
