@@ -6,7 +6,8 @@ moment its last pattern matches, in the order they are found (not sorted by scor
 only when an answer's ``proof`` is read. Stopping the iteration stops the work: ``limit`` (or simply
 not asking for more) leaves the rest of the join undone. Over asserted facts alone, a pattern with
 both ends free walks the subjects of its relations lazily, so ``limit`` also spares decoding the rest
-of a memory-mapped graph.
+of a memory-mapped graph. A question with a ``?_`` is the exception: rows that differ only in it are one
+answer, whose score is known once every row is, so it is answered whole (:func:`evaluate`), best first.
 
 >>> from thinkingdb.engine.graph import FactGraph
 >>> from thinkingdb.model import Fact, Query, QueryPattern, PathRel, Var
@@ -30,8 +31,8 @@ from ..errors import QueryError
 from ..model import Limits, PathRel, Query, Rule, Var
 from .graph import FactGraph
 from .paths import PathWalk, invert, nullable, relations
-from .query import AGGREGATES, Answer, _absent_constant, _all_starts, _combine, _conjoin, _order, \
-    _proofs_builder, _reversed, _view_for, combined_scores, noisy_or
+from .query import AGGREGATES, Answer, _absent_constant, _all_starts, _anonymous, _combine, _conjoin, _order, \
+    _proofs_builder, _reversed, _view_for, combined_scores, evaluate, noisy_or
 from .results import GraphView
 
 __all__ = ["AnswerStream", "answer_stream"]
@@ -80,6 +81,12 @@ def answer_stream(query: Query, g: FactGraph, rules: Iterable[Rule] = (), *, lim
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise QueryError(f"limit must be a non-negative integer, got {limit!r}")
     deadline = None if limits.timeout_ms is None else time.perf_counter() + limits.timeout_ms / 1000.0
+    if _anonymous(query):
+        # rows that differ only in a ?_ are one answer (its best row; with noisy-or the k best proofs of all
+        # its rows), known only once every row is: answered whole, as evaluate answers it, best first
+        res = evaluate(query, g, rules, limits=limits, aggregate=aggregate, k=k, goal_directed=goal_directed)
+        whole = type("Whole", (), {"truncated": res.truncated, "stats": res.stats})()
+        return AnswerStream(iter(res.answers if limit is None else res.answers[:limit]), res.variables, whole, [])
     kk = k if aggregate == "noisy-or" else 1
     view = _view_for(query, g, tuple(rules), limits, kk - 1, goal_directed)
     if _absent_constant(view, query):   # a constant in no fact of the model: no answer, as evaluate says
