@@ -194,3 +194,24 @@ def test_a_question_time_rule_is_not_checked_against_a_restricted_note_s_rule_na
         kb.add_facts([("n1", "a", "n2")])
         kb.add_rules_file(str(tmp_path / "q.tdb"))   # accepted: nothing said about the hidden name
         assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]
+
+
+def test_the_library_s_own_rule_under_an_inverse_of_its_head_is_no_conflict(tmp_path):
+    """'relation capable_of inverse has_capability.' turns the file's copy of the library's rule to
+    '=> ?z capable_of ?x' (as a question turns the library's): it was compared with the library's rule
+    unturned and refused as a different rule, on ingest, by lint and by add_rules_file."""
+    (tmp_path / "decl.tdb").write_text("relation capable_of inverse has_capability.\nx uses y. y provides z.\n")
+    (tmp_path / "both.tdb").write_text("relation capable_of inverse has_capability.\n" + LIBRARY_CAPABILITY)
+    (tmp_path / "lib.tdb").write_text(LIBRARY_CAPABILITY)
+    (tmp_path / "other.tdb").write_text("relation capable_of inverse has_capability.\n"
+                                        "rule capability @0.9: ?x uses ?y, ?y provides ?z => ?x has_capability ?z.\n")
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "decl.tdb")])
+        kb.add_rules_file(str(tmp_path / "lib.tdb"))
+        kb.ingest([str(tmp_path / "both.tdb")])
+        res = kb.query("? z capable_of ?c.", aggregate="noisy-or", k=5)
+        assert [(a.bindings, a.score) for a in res.answers] == [({"c": "x"}, 0.95)]   # one proof, not two
+        with pytest.raises(IngestError) as exc:   # a different rule of that name is still refused
+            kb.ingest([str(tmp_path / "other.tdb")])
+        (d,) = exc.value.diagnostics
+        assert d.line == 2 and "different rule of the default rule library" in d.reason

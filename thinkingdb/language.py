@@ -298,7 +298,7 @@ class _Compiler:
             return
         # nor may a rule take the name of a different rule of the default library, which every question
         # applies with it: both would hold, and a proof naming the rule would not say which one it was
-        library = {r.name: r for r in self.library()}
+        library = {r.name: r for r in self.library_rules()}
         flagged = {d.line for d in self.errors}
         for r, line in self.program.rules:
             theirs = library.get(r.name)
@@ -311,6 +311,12 @@ class _Compiler:
                     f"rule {name} is a different rule of the default rule library (thinkingdb/data/default_rules.tdb), "
                     "which every question applies unless it is turned off; rule names identify rules, rename this "
                     "one", "duplicate_rule"))
+
+    def library_rules(self) -> tuple[Rule, ...]:
+        """The default library's rules read with this file's inverses, as a question reads them with the
+        store's (api.KnowledgeBase._rules): this file's rules are compiled so (``relation capable_of inverse
+        has_capability.`` turns the library's own ``capability`` head to ``?z capable_of ?x``)."""
+        return orient_rules(self.library(), self.vocab.inverses)
 
     def stratify(self) -> None:
         rules = [r for r, _ in self.program.rules]
@@ -330,7 +336,7 @@ class _Compiler:
         if self.library is not None:
             # the default rule library applies to every question of a store that does not turn it
             # off: a `not` of this file that cycles with it would make all those questions fail
-            rules += list(self.library())
+            rules += list(self.library_rules())
         try:
             strata(rules)
         except StratificationError as exc:
