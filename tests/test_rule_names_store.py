@@ -215,3 +215,27 @@ def test_the_library_s_own_rule_under_an_inverse_of_its_head_is_no_conflict(tmp_
             kb.ingest([str(tmp_path / "other.tdb")])
         (d,) = exc.value.diagnostics
         assert d.line == 2 and "different rule of the default rule library" in d.reason
+
+
+def test_question_time_copy_of_a_rule_stored_before_an_inverse_of_its_head(tmp_path):
+    """A rule stored before 'relation k inverse h.' keeps its row unturned (a question turns it); the
+    same rule given by add_rules_file is compiled turned (=> ?y k ?x), and was refused as a different
+    rule of the store's. A different rule of a stored rule's name is refused once per statement, by
+    the name the statement gave (an n-ary head's rules are mine/1 and mine/2)."""
+    (tmp_path / "st.tdb").write_text("n1 a n2.\nrule mine: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "inv.tdb").write_text("relation k inverse h.\n")
+    (tmp_path / "again.tdb").write_text("rule mine: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "nary.tdb").write_text("rule pair: ?x a ?y => t(?x, ?y).\n")
+    (tmp_path / "other.tdb").write_text("\nrule pair: ?x a ?y => t(?y, ?x).\n")
+    from thinkingdb.errors import ParseError
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "st.tdb")])
+        kb.ingest([str(tmp_path / "nary.tdb")])
+        kb.ingest([str(tmp_path / "inv.tdb")])
+        kb.add_rules_file(str(tmp_path / "again.tdb"))
+        res = kb.query("? ?x k ?y.", aggregate="noisy-or", k=5)
+        assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n2", "y": "n1"}, 1.0)]
+        with pytest.raises(ParseError) as exc:
+            kb.add_rules_file(str(tmp_path / "other.tdb"))
+        (d,) = exc.value.diagnostics
+        assert (d.line, d.column) == (2, 1) and d.reason.startswith("rule pair is a different rule of the store's")

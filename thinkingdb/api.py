@@ -267,20 +267,26 @@ class KnowledgeBase:
         library = None
         if self.default_rules:   # a rule may not take a library rule's name, nor close a `not` cycle with it
             from .engine.rules import library_rules as library
-        program = compile_source(text, path, self.store.vocabulary(), library=library)
+        vocab = self.store.vocabulary()   # (with this file's declarations once compiled)
+        program = compile_source(text, path, vocab, library=library)
         if program.rules:   # nor the name of a different stored rule: both would hold under one name
             from grammar.errors import make_diagnostic
 
             from .errors import ParseError
-            # (public rows only: a restricted note's rule name is not told to a caller who may not see it)
-            stored = {r.name: r for r, unit in self.store.rule_rows() if unit is None}
+            from .normalize import orient_rules
+            # (public rows only: a restricted note's rule name is not told to a caller who may not see it);
+            # read with the inverses the file was compiled with, as a question reads both (a rule stored
+            # before an inverse of its relation was declared is stored unturned)
+            stored = {r.name: r for r in orient_rules([r for r, unit in self.store.rule_rows() if unit is None],
+                                                      vocab.inverses)}
             lines = text.split("\n")
-            clash = [make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
-                                     f"rule {r.name} is a different rule of the store's; rule names identify rules, "
-                                     "rename this one", "duplicate_rule")
-                     for r, ln in program.rules if r.name in stored and stored[r.name] != r and 0 < ln <= len(lines)]
-            if clash:
-                raise ParseError(clash)
+            clash = {ln: make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
+                                         f"rule {r.name.split('.not.')[0].split('/')[0]} is a different rule of the "
+                                         "store's; rule names identify rules, rename this one", "duplicate_rule")
+                     for r, ln in reversed(program.rules)
+                     if r.name in stored and stored[r.name] != r and 0 < ln <= len(lines)}
+            if clash:   # (one per statement, its own name: an n-ary head's r/1 and r/2 are rule r)
+                raise ParseError([clash[ln] for ln in sorted(clash)])
         self._extra_rules += tuple(r for r, _ in program.rules)
         self._extra_decls += tuple(d for d, _ in program.declarations)
         self._cache = None
