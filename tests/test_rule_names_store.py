@@ -239,3 +239,30 @@ def test_question_time_copy_of_a_rule_stored_before_an_inverse_of_its_head(tmp_p
             kb.add_rules_file(str(tmp_path / "other.tdb"))
         (d,) = exc.value.diagnostics
         assert (d.line, d.column) == (2, 1) and d.reason.startswith("rule pair is a different rule of the store's")
+
+
+def test_question_time_rules_of_two_files_of_one_name(tmp_path):
+    """'query --rules r1.tdb --rules r2.tdb' with 'rule r: ?x a ?y => ?x h ?y.' and 'rule r: ?x a ?y =>
+    ?y h ?x.' held both (n1 h n2 and n2 h n1), where one file holding both is refused: the second file
+    is refused at its line. The same rule again is no conflict, nor is a copy of a stored rule after an
+    earlier file declared an inverse of its head (all are read turned, as a question reads them)."""
+    (tmp_path / "r1.tdb").write_text("rule r: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "r2.tdb").write_text("\n  rule r: ?x a ?y => ?y h ?x.\n")
+    (tmp_path / "st.tdb").write_text("n1 a n2.\nrule s: ?x a ?y => ?x g ?y.\n")
+    (tmp_path / "inv.tdb").write_text("relation k inverse g.\n")
+    (tmp_path / "s.tdb").write_text("rule s: ?x a ?y => ?x g ?y.\n")
+    from thinkingdb.errors import ParseError
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "st.tdb")])
+        kb.add_rules_file(str(tmp_path / "r1.tdb"))
+        kb.add_rules_file(str(tmp_path / "r1.tdb"))
+        with pytest.raises(ParseError) as exc:
+            kb.add_rules_file(str(tmp_path / "r2.tdb"))
+        (d,) = exc.value.diagnostics
+        assert (d.source.endswith("r2.tdb"), d.line, d.column) == (True, 2, 3)
+        assert d.reason.startswith("rule r is a different rule given earlier")
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}]
+        kb.add_rules_file(str(tmp_path / "inv.tdb"))
+        kb.add_rules_file(str(tmp_path / "s.tdb"))
+        res = kb.query("? ?x k ?y.", aggregate="noisy-or", k=5)
+        assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n2", "y": "n1"}, 1.0)]

@@ -269,22 +269,30 @@ class KnowledgeBase:
             from .engine.rules import library_rules as library
         vocab = self.store.vocabulary()   # (with this file's declarations once compiled)
         program = compile_source(text, path, vocab, library=library)
-        if program.rules:   # nor the name of a different stored rule: both would hold under one name
+        if program.rules:   # nor the name of a different stored or earlier added rule: both would hold
             from grammar.errors import make_diagnostic
 
             from .errors import ParseError
             from .normalize import orient_rules
-            # (public rows only: a restricted note's rule name is not told to a caller who may not see it);
-            # read with the inverses the file was compiled with, as a question reads both (a rule stored
-            # before an inverse of its relation was declared is stored unturned)
-            stored = {r.name: r for r in orient_rules([r for r, unit in self.store.rule_rows() if unit is None],
-                                                      vocab.inverses)}
+            # all read with the inverses a question reads them with (api._rules: a rule stored before an
+            # inverse of its relation was declared is stored unturned; an earlier file's rules were
+            # compiled without this file's declarations, this file's without an earlier file's)
+            inverses = {d.other: d.relation for d in self._extra_decls + tuple(d for d, _ in program.declarations)
+                        if d.kind == "inverse" and d.other}
+            inverses.update(vocab.inverses)
+            # (public rows only: a restricted note's rule name is not told to a caller who may not see it)
+            held = [(r, "of the store's") for r, unit in self.store.rule_rows() if unit is None]
+            held += [(r, "given earlier (add_rules_file, --rules)") for r in self._extra_rules]
+            earlier = dict(zip((r.name for r, _ in held), zip(orient_rules((r for r, _ in held), inverses),
+                                                              (w for _, w in held))))
             lines = text.split("\n")
             clash = {ln: make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
-                                         f"rule {r.name.split('.not.')[0].split('/')[0]} is a different rule of the "
-                                         "store's; rule names identify rules, rename this one", "duplicate_rule")
-                     for r, ln in reversed(program.rules)
-                     if r.name in stored and stored[r.name] != r and 0 < ln <= len(lines)}
+                                         f"rule {r.name.split('.not.')[0].split('/')[0]} is a different rule "
+                                         f"{earlier[r.name][1]}; rule names identify rules, rename this one",
+                                         "duplicate_rule")
+                     for r, ln in reversed(list(zip(orient_rules((r for r, _ in program.rules), inverses),
+                                                    (ln for _, ln in program.rules))))
+                     if r.name in earlier and earlier[r.name][0] != r and 0 < ln <= len(lines)}
             if clash:   # (one per statement, its own name: an n-ary head's r/1 and r/2 are rule r)
                 raise ParseError([clash[ln] for ln in sorted(clash)])
         self._extra_rules += tuple(r for r, _ in program.rules)
