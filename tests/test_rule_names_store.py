@@ -266,3 +266,24 @@ def test_question_time_rules_of_two_files_of_one_name(tmp_path):
         kb.add_rules_file(str(tmp_path / "s.tdb"))
         res = kb.query("? ?x k ?y.", aggregate="noisy-or", k=5)
         assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n2", "y": "n1"}, 1.0)]
+
+
+def test_a_statement_is_one_rule_by_the_name_it_gave(tmp_path):
+    """An n-ary head's rules are named r/1, r/2 (and a 'not' premise's helpers r.not.1): 'rule r: ?x a ?y
+    => ?x h ?y.' then 'rule r: ?x a ?y => t(?x, ?y).' were both stored (r, r/1, r/2), and 'rule
+    capability: ... => cap(?x, ?z).' held beside the library's capability; both are refused at their
+    line now. 'a.not.b' is a name of its own."""
+    (tmp_path / "rn.tdb").write_text("n1 a n2.\nrule r: ?x a ?y => ?x h ?y.\n rule r: ?x a ?y => t(?x, ?y).\n")
+    (tmp_path / "lib.tdb").write_text("rule capability: ?x uses ?y, ?y provides ?z => cap(?x, ?z).\n")
+    (tmp_path / "ok.tdb").write_text("n1 p n2.\nrule a: ?x p ?y => ?x q ?y.\nrule a.not.b: ?x p ?y => ?y q ?x.\n"
+                                     "rule m: ?x p ?y => t(?x, ?y).\nrule m: ?x p ?y => t(?x, ?y).\n")
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        for name, line, reason in (("rn.tdb", 3, "a second rule named r: the first is at line 2"),
+                                   ("lib.tdb", 1, "rule capability is a different rule of the default rule library")):
+            with pytest.raises(IngestError) as exc:
+                kb.ingest([str(tmp_path / name)])
+            (d,) = exc.value.diagnostics
+            assert (d.line, reason in d.reason) == (line, True)
+        assert kb.stats()["rules"] == 0
+        kb.ingest([str(tmp_path / "ok.tdb")])
+        assert _answers(kb, "? ?x q ?y.") == [{"x": "n1", "y": "n2"}, {"x": "n2", "y": "n1"}]

@@ -282,14 +282,15 @@ class _Compiler:
 
     def rule_names(self) -> None:
         """A name identifies a rule (proofs name rules; a store keeps one per name): a second, different
-        rule of one name is an error at its line, naming the first, as a store's ingest says."""
-        first: dict[str, tuple[int, Rule]] = {}
+        rule of one name is an error at its line, naming the first, as a store's ingest says. A statement
+        is one rule by its name: an n-ary head's rules are ``r/1``, ``r/2``, a ``not`` premise's helpers
+        ``r.not.1``, so ``rule r: ... => t(?x, ?y).`` after ``rule r: ... => ?x h ?y.`` is a second r."""
         lines = self.text.split("\n")
-        for r, line in self.program.rules:
-            line0, earlier = first.setdefault(r.name, (line, r))
-            if line0 != line and earlier != r:   # the same rule again is harmless
+        first: dict[str, tuple[int, tuple[Rule, ...]]] = {}
+        for (name, line), rules in _statements(self.program.rules).items():
+            line0, earlier = first.setdefault(name, (line, rules))
+            if line0 != line and earlier != rules:   # the same rule again is harmless
                 snippet = lines[line - 1] if 0 < line <= len(lines) else ""
-                name = r.name.split(".not.")[0].split("/")[0]
                 self.errors.append(grammar.errors.make_diagnostic(
                     self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
                     f"a second rule named {name}: the first is at line {line0}; rule names identify rules, "
@@ -298,14 +299,13 @@ class _Compiler:
             return
         # nor may a rule take the name of a different rule of the default library, which every question
         # applies with it: both would hold, and a proof naming the rule would not say which one it was
-        library = {r.name: r for r in self.library_rules()}
+        library = {name: rules for (name, _), rules in _statements((r, 0) for r in self.library_rules()).items()}
         flagged = {d.line for d in self.errors}
-        for r, line in self.program.rules:
-            theirs = library.get(r.name)
-            if theirs is not None and theirs != r and line not in flagged:
+        for (name, line), rules in _statements(self.program.rules).items():
+            theirs = library.get(name)
+            if theirs is not None and theirs != rules and line not in flagged:
                 flagged.add(line)
                 snippet = lines[line - 1] if 0 < line <= len(lines) else ""
-                name = r.name.split(".not.")[0].split("/")[0]
                 self.errors.append(grammar.errors.make_diagnostic(
                     self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
                     f"rule {name} is a different rule of the default rule library (thinkingdb/data/default_rules.tdb), "
@@ -420,3 +420,27 @@ def _single(body: str, source: str, vocab: Vocabulary | None, kind: str, message
     if len(items) != 1:
         raise ParseError([Diagnostic(source, 1, 1, message)])
     return items[0]
+
+
+def _statements(rules) -> dict[tuple[str, int], tuple[Rule, ...]]:
+    """``(rule, line)`` pairs grouped by statement: (the name it gave, its line) -> its rules, in order
+    (``r/2`` and ``r.not.1`` are rule r's)."""
+    out: dict[tuple[str, int], tuple[Rule, ...]] = {}
+    for r, line in rules:
+        key = (_stated(r.name), line)
+        out[key] = out.get(key, ()) + (r,)
+    return out
+
+
+def _stated(name: str) -> str:
+    """The name a rule statement gave: ``r`` of ``r/2``, ``r.not.1`` and ``r.not.1/2`` (a name such as
+    ``a.not.b``, which a symbol may be, stays whole).
+
+    >>> [_stated(n) for n in ("r", "r/2", "r.not.1", "r.not.2/1", "a.not.b", "GO:1.not.b/3")]
+    ['r', 'r', 'r', 'r', 'a.not.b', 'GO:1.not.b']
+    """
+    head, slash, n = name.rpartition("/")
+    if slash and n.isdigit():
+        name = head
+    head, sep, n = name.rpartition(".not.")
+    return head if sep and n.isdigit() else name
