@@ -287,3 +287,20 @@ def test_a_statement_is_one_rule_by_the_name_it_gave(tmp_path):
         assert kb.stats()["rules"] == 0
         kb.ingest([str(tmp_path / "ok.tdb")])
         assert _answers(kb, "? ?x q ?y.") == [{"x": "n1", "y": "n2"}, {"x": "n2", "y": "n1"}]
+
+
+def test_question_time_rule_of_a_stored_name_with_an_n_ary_head(tmp_path):
+    """Stored 'rule pair: ?x a ?y => ?x h ?y.'; add_rules_file's 'rule pair: ?x a ?y => t(?x, ?y).'
+    (rules pair/1, pair/2) was compared name by name, found no 'pair' of its own, and both held."""
+    (tmp_path / "st.tdb").write_text("n1 a n2.\nrule pair: ?x a ?y => ?x h ?y.\nrule duo: ?x a ?y => t(?x, ?y).\n")
+    (tmp_path / "nary.tdb").write_text("rule pair: ?x a ?y => t(?x, ?y).\n")
+    (tmp_path / "duo.tdb").write_text("rule duo: ?x a ?y => t(?x, ?y).\n\nrule duo2: ?x a ?y => ?y h ?x.\n")
+    from thinkingdb.errors import ParseError
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        kb.ingest([str(tmp_path / "st.tdb")])
+        with pytest.raises(ParseError) as exc:
+            kb.add_rules_file(str(tmp_path / "nary.tdb"))
+        (d,) = exc.value.diagnostics
+        assert d.line == 1 and d.reason.startswith("rule pair is a different rule of the store's")
+        kb.add_rules_file(str(tmp_path / "duo.tdb"))   # the stored n-ary statement again: no conflict
+        assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}, {"x": "n2", "y": "n1"}]

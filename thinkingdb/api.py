@@ -280,21 +280,25 @@ class KnowledgeBase:
             inverses = {d.other: d.relation for d in self._extra_decls + tuple(d for d, _ in program.declarations)
                         if d.kind == "inverse" and d.other}
             inverses.update(vocab.inverses)
-            # (public rows only: a restricted note's rule name is not told to a caller who may not see it)
+            # (public rows only: a restricted note's rule name is not told to a caller who may not see it);
+            # by statement: an n-ary head's rules r/1, r/2 and a 'not' premise's r.not.1 are rule r
+            from .language import _stated
             held = [(r, "of the store's") for r, unit in self.store.rule_rows() if unit is None]
             held += [(r, "given earlier (add_rules_file, --rules)") for r in self._extra_rules]
-            earlier = dict(zip((r.name for r, _ in held), zip(orient_rules((r for r, _ in held), inverses),
-                                                              (w for _, w in held))))
+            earlier: dict[str, tuple[set, str]] = {}
+            for r, (_, where) in zip(orient_rules((r for r, _ in held), inverses), held):
+                earlier.setdefault(_stated(r.name), (set(), where))[0].add(r)
+            mine: dict[tuple[str, int], set] = {}
+            for r, (_, ln) in zip(orient_rules((r for r, _ in program.rules), inverses), program.rules):
+                mine.setdefault((_stated(r.name), ln), set()).add(r)
             lines = text.split("\n")
-            clash = {ln: make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
-                                         f"rule {r.name.split('.not.')[0].split('/')[0]} is a different rule "
-                                         f"{earlier[r.name][1]}; rule names identify rules, rename this one",
-                                         "duplicate_rule")
-                     for r, ln in reversed(list(zip(orient_rules((r for r, _ in program.rules), inverses),
-                                                    (ln for _, ln in program.rules))))
-                     if r.name in earlier and earlier[r.name][0] != r and 0 < ln <= len(lines)}
-            if clash:   # (one per statement, its own name: an n-ary head's r/1 and r/2 are rule r)
-                raise ParseError([clash[ln] for ln in sorted(clash)])
+            clash = [make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
+                                     f"rule {name} is a different rule {earlier[name][1]}; rule names identify "
+                                     "rules, rename this one", "duplicate_rule")
+                     for (name, ln), rules in sorted(mine.items(), key=lambda x: x[0][1])
+                     if name in earlier and earlier[name][0] != rules and 0 < ln <= len(lines)]
+            if clash:
+                raise ParseError(clash)
         self._extra_rules += tuple(r for r, _ in program.rules)
         self._extra_decls += tuple(d for d, _ in program.declarations)
         self._cache = None
