@@ -304,3 +304,17 @@ def test_question_time_rule_of_a_stored_name_with_an_n_ary_head(tmp_path):
         assert d.line == 1 and d.reason.startswith("rule pair is a different rule of the store's")
         kb.add_rules_file(str(tmp_path / "duo.tdb"))   # the stored n-ary statement again: no conflict
         assert _answers(kb, "? ?x h ?y.") == [{"x": "n1", "y": "n2"}, {"x": "n2", "y": "n1"}]
+
+
+@pytest.mark.parametrize("front", ["", "---\nacl: [\"hr:secret\"]\n---\n"])
+def test_a_note_s_rule_named_like_a_different_library_rule_is_refused(tmp_path, front):
+    """A Markdown note's tdb block is checked against the library as a .tdb file is (before, the note
+    was stored and its callers got two rules named capability)."""
+    (tmp_path / "note.md").write_text(front + "# Tools\n\n```tdb\np r q.\nrule capability: ?a r ?b => ?a has_capability ?b.\n```\n",
+                                      encoding="utf-8")
+    with open_kb(str(tmp_path / "kb.sqlite")) as kb:
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "note.md")])
+        (d,) = exc.value.diagnostics
+        assert d.line == front.count("\n") + 5 and "different rule of the default rule library" in d.reason
+        assert kb.stats()["rules"] == 0 and kb.stats()["facts"] == 0

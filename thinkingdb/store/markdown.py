@@ -223,7 +223,10 @@ def _tdb_block(batch: Batch, text: str, source: str, first_line: int, uid: str, 
     # first_line - 1 blank lines instead made a note of n blocks cost n^2 lines: 20k blocks > 300 s).
     shift = first_line - 1
     try:
-        program = compile_source(text, source, vocab)
+        # against the default library, as a .tdb file is (store/tdbfile.py): a rule may not take a library
+        # rule's name, nor close a `not` cycle with it, in a restricted note either
+        from ..engine.rules import library_rules
+        program = compile_source(text, source, vocab, library=library_rules)
     except ParseError as exc:
         lines = text.split("\n")
         for d in exc.diagnostics:
