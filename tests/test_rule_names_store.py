@@ -318,3 +318,25 @@ def test_a_note_s_rule_named_like_a_different_library_rule_is_refused(tmp_path, 
         (d,) = exc.value.diagnostics
         assert d.line == front.count("\n") + 5 and "different rule of the default rule library" in d.reason
         assert kb.stats()["rules"] == 0 and kb.stats()["facts"] == 0
+
+
+def test_ingest_compares_rules_by_statement_and_as_a_question_reads_them(tmp_path):
+    """(1) A stored n-ary 'rule mine' (rows mine/1, mine/2) and a later file's binary 'rule mine' were
+    both stored. (2) A rule stored before 'relation k inverse h.' keeps its row unturned; the same rule
+    from another file, compiled after the declaration, was refused as 'already in the store'."""
+    (tmp_path / "n.tdb").write_text("n1 a n2.\nrule mine: ?x a ?y => t(?x, ?y).\n")
+    (tmp_path / "b.tdb").write_text("\nrule mine: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "st.tdb").write_text("n1 a n2.\nrule same: ?x a ?y => ?x h ?y.\n")
+    (tmp_path / "inv.tdb").write_text("relation k inverse h.\n")
+    (tmp_path / "again.tdb").write_text("rule same: ?x a ?y => ?x h ?y.\n")
+    with open_kb(str(tmp_path / "kb.sqlite"), default_rules=False) as kb:
+        kb.ingest([str(tmp_path / "n.tdb")])
+        with pytest.raises(IngestError) as exc:
+            kb.ingest([str(tmp_path / "b.tdb")])
+        (d,) = exc.value.diagnostics
+        assert d.line == 2 and "rule mine is already in the store from" in d.reason and "n.tdb:2" in d.reason
+        kb.ingest([str(tmp_path / "st.tdb")])
+        kb.ingest([str(tmp_path / "inv.tdb")])
+        kb.ingest([str(tmp_path / "again.tdb")])   # the same rule: no conflict
+        res = kb.query("? ?x k ?y.", aggregate="noisy-or", k=5)
+        assert [(a.bindings, a.score) for a in res.answers] == [({"x": "n2", "y": "n1"}, 1.0)]

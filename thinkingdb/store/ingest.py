@@ -191,7 +191,7 @@ def _ingest(store: Store, files: Sequence[tuple[str, str]], skip_invalid: bool, 
                 read = functools.partial(read, ids=writer.ids)                 # the bulk writer's ids
             for batch in read(path, source, vocab):
                 _check_units(store, batch)
-                _check_rule_names(store, batch, path)
+                _check_rule_names(store, batch, path, vocab.inverses)
                 rejects.extend(batch.rejects)
                 for what, n in batch.notes.items():
                     notes[what] = notes.get(what, 0) + n
@@ -338,13 +338,19 @@ def _rule_statement(name: str) -> str:
     return name.split(".not.")[0].split("/")[0]
 
 
-def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
+def _check_rule_names(store: Store, batch: Batch, path: str, inverses: dict[str, str] | None = None) -> None:
     """Reject a rule whose name an earlier rule of this ingest or the store has: a name identifies a rule
     (the store keeps one rule per name, and proofs name rules), so a second ``rule r0`` would silently
-    replace or hide the first. Re-ingesting a source replaces its rules (it is retracted first)."""
+    replace or hide the first. Re-ingesting a source replaces its rules (it is retracted first). Rules
+    compare as a question reads them, with ``inverses`` (a row stored before ``relation k inverse h.`` is
+    unturned, the same rule compiled after it turned), and by statement: a stored n-ary ``rule r`` (rows
+    r/1, r/2) and a binary ``rule r`` are two rules of one name."""
     if not batch.rules and not batch.unit_rules:
         return
+    from ..language import _stated
+    from ..normalize import orient_rules
     from .rulejson import rule_from_json
+    turn = (lambda r: orient_rules([r], inverses)[0]) if inverses else (lambda r: r)  # noqa: E731
     seen: dict[str, tuple] = {}   # name -> (line, rule, unit)
     bad: dict[int, str] = {}
     # a restricted note's rules (its declarations' among them) count too: another rule of a stored name
@@ -371,9 +377,24 @@ def _check_rule_names(store: Store, batch: Batch, path: str) -> None:
             seen[r.name] = line, r, unit
         if r.name in stored and line not in bad:   # (the same rule scoped to another unit is stored beside it)
             src, ln, body = stored[r.name]
-            if rule_from_json(r.name, body) != r:
+            if turn(rule_from_json(r.name, body)) != turn(r):
                 bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
                                      f"rules: rename one, or retract {src} first")
+    statements: dict[str, tuple[set, int]] = {}   # statement -> (its rules' names, its first line)
+    for r, line, _ in entries:
+        statements.setdefault(_stated(r.name), (set(), line))[0].add(r.name)
+    for st, (mine, line) in statements.items():   # (a name, r/1 and r/2, r.not.1: one index range each)
+        if line in bad:
+            continue
+        rows = store.conn.execute(
+            "SELECT r.name, s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin WHERE r.name = ? OR "
+            "(r.name >= ? AND r.name < ?) OR (r.name >= ? AND r.name < ?)",
+            (st, st + "/", st + "0", st + ".not.", st + ".not/")).fetchall()
+        theirs = [(n, src, ln) for n, src, ln in rows if _stated(n) == st]
+        if theirs and {n for n, _, _ in theirs} != mine:
+            _, src, ln = theirs[0]
+            bad[line] = (f"rule {st} is already in the store from {src}:{ln}; rule names identify rules: rename "
+                         f"one, or retract {src} first")
     if not bad:
         return
     try:
