@@ -230,7 +230,7 @@ def _check_strata(store: Store) -> None:
         return   # no `not` premise anywhere: nothing can cycle through it
     from ..engine.rules import StratificationError, compile_declarations, strata
     from .rulejson import orient_rules
-    from .tdbfile import library_rules
+    from ..engine.rules import library_rules
     decls = [d for d in store.declarations() if d.kind != "inverse"]   # inverses are stored oriented
     try:   # and read oriented (api.KnowledgeBase._read_rules); with the default library, which every
         # question applies unless asked not to (a cycle may run through a rule of each of two files and
@@ -333,11 +333,6 @@ def _rule_sources(store: Store, relation: str) -> list[str]:
     return sorted(found)
 
 
-def _rule_statement(name: str) -> str:
-    """The name a rule statement gave (an n-ary head's ``r/2`` and a ``not`` premise's ``r.not.1`` are r's)."""
-    return name.split(".not.")[0].split("/")[0]
-
-
 def _check_rule_names(store: Store, batch: Batch, path: str, inverses: dict[str, str] | None = None) -> None:
     """Reject a rule whose name an earlier rule of this ingest or the store has: a name identifies a rule
     (the store keeps one rule per name, and proofs name rules), so a second ``rule r0`` would silently
@@ -357,15 +352,23 @@ def _check_rule_names(store: Store, batch: Batch, path: str, inverses: dict[str,
     # is refused; the same rule scoped to another unit is stored beside it (Store.rule_rows reads each),
     # but not twice in one source (one row per name and source)
     entries = [(r, line, None) for r, line in batch.rules] + list(batch.unit_rules)
-    names = sorted({r.name for r, _, _ in entries})
-    stored: dict[str, tuple[str, int, str]] = {}
-    for i in range(0, len(names), 500):
-        part = names[i:i + 500]
-        stored.update((n, (src, ln, body)) for n, src, ln, body in store.conn.execute(
-            "SELECT r.name, s.source, r.line, r.body FROM rules r JOIN sources s ON s.id = r.origin "
-            f"WHERE r.name IN ({','.join('?' * len(part))})", part))
+    statements: dict[str, tuple[set, int]] = {}   # statement -> (its rules' names, its first line)
+    for r, line, _ in entries:
+        statements.setdefault(_stated(r.name), (set(), line))[0].add(r.name)
+    # the stored rows of each statement's names (a name, r/1 and r/2, r.not.1: one index range each)
+    stored: dict[str, tuple[str, int, str]] = {}   # a name of this batch -> its stored row
+    theirs: dict[str, list[tuple[str, str, int]]] = {}   # statement -> its stored names, sources, lines
+    for st, (mine, _) in statements.items():
+        for n, src, ln, body in store.conn.execute(
+                "SELECT r.name, s.source, r.line, r.body FROM rules r JOIN sources s ON s.id = r.origin WHERE "
+                "r.name = ? OR (r.name >= ? AND r.name < ?) OR (r.name >= ? AND r.name < ?)",
+                (st, st + "/", st + "0", st + ".not.", st + ".not/")):
+            if _stated(n) == st:
+                theirs.setdefault(st, []).append((n, src, ln))
+                if n in mine:
+                    stored[n] = src, ln, body
     for r, line, unit in entries:   # one statement never gives one name twice; the same rule again is harmless
-        name = _rule_statement(r.name)
+        name = _stated(r.name)
         if r.name in seen:
             first, earlier, earlier_unit = seen[r.name]
             if (earlier, earlier_unit) != (r, unit):
@@ -380,19 +383,10 @@ def _check_rule_names(store: Store, batch: Batch, path: str, inverses: dict[str,
             if turn(rule_from_json(r.name, body)) != turn(r):
                 bad.setdefault(line, f"rule {name} is already in the store from {src}:{ln}; rule names identify "
                                      f"rules: rename one, or retract {src} first")
-    statements: dict[str, tuple[set, int]] = {}   # statement -> (its rules' names, its first line)
-    for r, line, _ in entries:
-        statements.setdefault(_stated(r.name), (set(), line))[0].add(r.name)
-    for st, (mine, line) in statements.items():   # (a name, r/1 and r/2, r.not.1: one index range each)
-        if line in bad:
-            continue
-        rows = store.conn.execute(
-            "SELECT r.name, s.source, r.line FROM rules r JOIN sources s ON s.id = r.origin WHERE r.name = ? OR "
-            "(r.name >= ? AND r.name < ?) OR (r.name >= ? AND r.name < ?)",
-            (st, st + "/", st + "0", st + ".not.", st + ".not/")).fetchall()
-        theirs = [(n, src, ln) for n, src, ln in rows if _stated(n) == st]
-        if theirs and {n for n, _, _ in theirs} != mine:
-            _, src, ln = theirs[0]
+    for st, (mine, line) in statements.items():   # a statement stored with other names (n-ary, binary)
+        rows = theirs.get(st)
+        if rows and line not in bad and {n for n, _, _ in rows} != mine:
+            _, src, ln = rows[0]
             bad[line] = (f"rule {st} is already in the store from {src}:{ln}; rule names identify rules: rename "
                          f"one, or retract {src} first")
     if not bad:
