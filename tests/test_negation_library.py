@@ -10,7 +10,7 @@ import pytest
 from thinkingdb.cli.main import main
 from thinkingdb.errors import ParseError
 from thinkingdb.language import compile_source
-from thinkingdb.store.tdbfile import library_rules
+from thinkingdb.engine.rules import library_rules
 
 # depends_on needs not has_capability (rule x); the library's capability_through_dependency makes
 # has_capability need depends_on: no stratum order exists once the library applies.

@@ -32,7 +32,7 @@ import grammar
 from ..errors import Diagnostic, ThinkingDBError
 from .ingest import reader_for
 from ..language import compile_document, parse_source
-from .tdbfile import library_rules
+from ..engine.rules import library_rules
 from ..model import PathRel, Rule
 from ..normalize import Vocabulary, symbol_key
 

@@ -63,12 +63,6 @@ def _split_simple_facts(lines: list[str], quoted: bool = False) -> tuple[list[tu
 _QUOTE_EDGES = " \t\"'“”‘’«»`"
 
 
-def library_rules() -> tuple:
-    """The default rule library's rules with its declarations compiled (what a question applies)."""
-    from ..engine.rules import library_rules
-    return library_rules()
-
-
 def read_tdb(path: str, source: str, vocab: Vocabulary, library: bool = True) -> Iterator[Batch]:
     """The ThinkingDB language; with errors, each bad statement's lines become rejects.
 
@@ -83,6 +77,7 @@ def read_tdb(path: str, source: str, vocab: Vocabulary, library: bool = True) ->
     if text is None:
         yield batch
         return
+    from ..engine.rules import library_rules   # the library's rules, declarations compiled (engine/rulelib.py)
     lines = text.split("\n")
     simple, rest = _split_simple_facts(lines, vocab.mode == "quoted")
     blanked: set[int] = set()
