@@ -270,8 +270,6 @@ class KnowledgeBase:
         vocab = self.store.vocabulary()   # (with this file's declarations once compiled)
         program = compile_source(text, path, vocab, library=library)
         if program.rules:   # nor the name of a different stored or earlier added rule: both would hold
-            from grammar.errors import make_diagnostic
-
             from .errors import ParseError
             from .normalize import orient_rules
             # all read with the inverses a question reads them with (api._rules: a rule stored before an
@@ -282,7 +280,7 @@ class KnowledgeBase:
             inverses.update(vocab.inverses)
             # (public rows only: a restricted note's rule name is not told to a caller who may not see it);
             # by statement: an n-ary head's rules r/1, r/2 and a 'not' premise's r.not.1 are rule r
-            from .language import _stated
+            from .language import _at_statement, _stated
             held = [(r, "of the store's") for r, unit in self.store.rule_rows() if unit is None]
             held += [(r, "given earlier (add_rules_file, --rules)") for r in self._extra_rules]
             earlier: dict[str, tuple[set, str]] = {}
@@ -292,9 +290,8 @@ class KnowledgeBase:
             for r, (_, ln) in zip(orient_rules((r for r, _ in program.rules), inverses), program.rules):
                 mine.setdefault((_stated(r.name), ln), set()).add(r)
             lines = text.split("\n")
-            clash = [make_diagnostic(text, path, ln, len(lines[ln - 1]) - len(lines[ln - 1].lstrip()) + 1,
-                                     f"rule {name} is a different rule {earlier[name][1]}; rule names identify "
-                                     "rules, rename this one", "duplicate_rule")
+            clash = [_at_statement(text, path, ln, f"rule {name} is a different rule {earlier[name][1]}; rule names "
+                                  "identify rules, rename this one", "duplicate_rule", lines)
                      for (name, ln), rules in sorted(mine.items(), key=lambda x: x[0][1])
                      if name in earlier and earlier[name][0] != rules and 0 < ln <= len(lines)]
             if clash:

@@ -290,11 +290,9 @@ class _Compiler:
         for (name, line), rules in _statements(self.program.rules).items():
             line0, earlier = first.setdefault(name, (line, rules))
             if line0 != line and earlier != rules:   # the same rule again is harmless
-                snippet = lines[line - 1] if 0 < line <= len(lines) else ""
-                self.errors.append(grammar.errors.make_diagnostic(
-                    self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
-                    f"a second rule named {name}: the first is at line {line0}; rule names identify rules, "
-                    "rename one", "duplicate_rule"))
+                self.errors.append(_at_statement(
+                    self.text, self.source, line, f"a second rule named {name}: the first is at line {line0}; rule "
+                    "names identify rules, rename one", "duplicate_rule", lines))
         if self.library is None or not self.program.rules:
             return
         # nor may a rule take the name of a different rule of the default library, which every question
@@ -305,12 +303,10 @@ class _Compiler:
             theirs = library.get(name)
             if theirs is not None and theirs != rules and line not in flagged:
                 flagged.add(line)
-                snippet = lines[line - 1] if 0 < line <= len(lines) else ""
-                self.errors.append(grammar.errors.make_diagnostic(
-                    self.text, self.source, line, len(snippet) - len(snippet.lstrip()) + 1,
-                    f"rule {name} is a different rule of the default rule library (thinkingdb/data/default_rules.tdb), "
-                    "which every question applies unless it is turned off; rule names identify rules, rename this "
-                    "one", "duplicate_rule"))
+                self.errors.append(_at_statement(
+                    self.text, self.source, line, f"rule {name} is a different rule of the default rule library "
+                    "(thinkingdb/data/default_rules.tdb), which every question applies unless it is turned off; "
+                    "rule names identify rules, rename this one", "duplicate_rule", lines))
 
     def library_rules(self) -> tuple[Rule, ...]:
         """The default library's rules read with this file's inverses, as a question reads them with the
@@ -420,6 +416,14 @@ def _single(body: str, source: str, vocab: Vocabulary | None, kind: str, message
     if len(items) != 1:
         raise ParseError([Diagnostic(source, 1, 1, message)])
     return items[0]
+
+
+def _at_statement(text: str, source: str, line: int, reason: str, code: str,
+                  lines: list[str] | None = None) -> Diagnostic:
+    """A diagnostic at the first non-blank column of ``line`` of ``text`` (``lines``: its lines, if split)."""
+    lines = text.split("\n") if lines is None else lines
+    snippet = lines[line - 1] if 0 < line <= len(lines) else ""
+    return grammar.errors.make_diagnostic(text, source, line, len(snippet) - len(snippet.lstrip()) + 1, reason, code)
 
 
 def _statements(rules) -> dict[tuple[str, int], tuple[Rule, ...]]:
