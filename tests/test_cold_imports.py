@@ -52,6 +52,8 @@ STORE_WRITE_SIDE = ("thinkingdb.store.transact", "thinkingdb.store.adding", "thi
 # nor, where nothing loaded them before (an installed package; `python -S`), re and what it loads, the
 # context helpers, importlib and the Python half of bisect
 NO_SITE_NOT_NEEDED = ("re", "enum", "contextlib", "importlib", "warnings", "bisect")
+# nor, on a store whose state file is current (store/statefile.py), SQLite and what its C module imports
+NO_CONNECTION = ("_sqlite3", "sqlite3", "functools", "collections", "thinkingdb.store.transact")
 
 NOT_ON_READ = STORE_WRITE_SIDE + ("thinkingdb.store.deltacompose", "thinkingdb.store.storefiles")
 
@@ -170,7 +172,8 @@ def test_without_site_a_question_loads_no_urllib_nor_re(curies):
     rest before any question; without site (``-S``, as in an installed package's process) what the
     question itself loads shows: not urllib.parse and ipaddress (a store's file URI is quoted by hand),
     nor re and enum (~4 ms: the quick parser reads words with string methods), nor contextlib, importlib,
-    warnings or bisect.py (sqlite3's C module does load functools and collections)."""
+    warnings or bisect.py; and, the state file being current, neither SQLite's C module nor the
+    functools and collections it imports."""
     path, d = curies
     for kind in ("declared", "rules"):
         args = [d + "/declared.tdb", "? GO:1 is_a ?x."] if kind == "declared" else []
@@ -191,6 +194,7 @@ def test_without_site_a_question_loads_no_urllib_nor_re(curies):
             assert got["found"][1] in (["a depends_on b", "b depends_on d"], ["a depends_on c", "c depends_on d"])
         assert [m for m in got["new"] if m.split(".")[0] in ("urllib", "ipaddress")] == []
         assert [m for m in got["new"] if m in NO_SITE_NOT_NEEDED] == [], kind
+        assert [m for m in got["new"] if m in NO_CONNECTION] == [], kind
 
 
 def test_the_deferred_modules_load_when_needed(curies):

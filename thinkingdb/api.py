@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable
+from _collections_abc import Iterable   # = collections.abc (without the collections package)
 
 from .errors import QueryError, StoreError, ThinkingDBError, ValidationError, translate
 from .language import compile_source, parse_fact, parse_query
@@ -36,7 +36,8 @@ class _Cache(Record):
     """Everything read from the store at one generation, in one read transaction — the units and who
     asserted what are read on first use, at the same store state (store/stateread.py)."""
 
-    _fields = ("generation", "graph", "rules", "unit_rules", "units", "facts", "public", "reader", "access", "stamp")
+    _fields = ("generation", "graph", "rules", "unit_rules", "units", "facts", "public", "reader", "access", "stamp",
+               "plain")
     generation: int
     graph: object
     rules: tuple[Rule, ...]                      # public rules, compiled declarations included
@@ -47,12 +48,14 @@ class _Cache(Record):
     reader: object                               # store.stateread.StateReader of this state (not an argument)
     access: object                               # store.access.AccessTable, once made (not an argument)
     stamp: object                                # the store's stamp (graphfile.store_stamp) at this state (idem)
+    plain: bool                                  # known to hold no unit and no record naming one (idem)
 
     def __init__(self, generation: int, graph: object, rules: tuple[Rule, ...],
                  unit_rules: tuple[tuple[Rule, str], ...], units: object, facts: object, public: object = None) -> None:
         self.generation, self.graph, self.rules, self.unit_rules = generation, graph, rules, unit_rules
         self.units, self.facts, self.public = units, facts, public
         self.reader = self.access = self.stamp = None
+        self.plain = False
 
     @property
     def all_rules(self) -> tuple[Rule, ...]:
@@ -309,22 +312,48 @@ class KnowledgeBase:
         self._check_open()
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            from .store.graphfile import store_stamp
-            from .store.stateread import LazyFactAccess, StateReader, StoreUnits
-            with self.store.reading():
-                stamp = store_stamp(self.store)   # read once: its generation is the state's, the graph file's key
-                gen = stamp.generation
-                graph = self._open_graph(stamp)
-                rules, unit_rules = self._read_rules()
-                count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
-                reader = StateReader(self.store, stamp)
-                cache = _Cache(gen, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
-                cache.reader, cache.stamp = reader, stamp
-                if not count:   # no units: every caller's view is the public one, its reads in this transaction
-                    from .store.access import public_view
-                    cache.public = public_view(cache, self.store)
+            cache = self._question_state() if self.store.question is not None and not self.store.connected else None
+            if cache is None:
+                cache = self._read_state()
             self._cache = cache
         return self._cache
+
+    def _question_state(self) -> _Cache | None:
+        """The state from the state file and the graph file, with no SQLite connection (store/statefile.py):
+        a store without units whose files are current; None otherwise (the caller reads SQLite)."""
+        from .store import graphdelta
+        from .store.access import public_view
+        from .store.stateread import LazyFactAccess, StateReader, StoreUnits
+        stamp = self.store.question.stamp
+        arrays = graphdelta.open_current(self.store.path, stamp) if self.graph_file else None
+        if arrays is None:
+            return None
+        rules, unit_rules = self._read_rules()
+        reader = StateReader(self.store, stamp)
+        cache = _Cache(stamp.generation, self._mapped(arrays), rules, unit_rules, StoreUnits(reader, 0),
+                       LazyFactAccess(reader))
+        cache.reader, cache.stamp, cache.plain = reader, stamp, True
+        cache.public = public_view(cache, self.store)
+        return cache
+
+    def _read_state(self) -> _Cache:
+        from .store.graphfile import store_stamp
+        from .store.stateread import LazyFactAccess, StateReader, StoreUnits
+        with self.store.reading():
+            stamp = store_stamp(self.store)   # read once: its generation is the state's, the graph file's key
+            graph = self._open_graph(stamp)
+            rules, unit_rules = self._read_rules()
+            count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
+            reader = StateReader(self.store, stamp)
+            cache = _Cache(stamp.generation, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
+            cache.reader, cache.stamp = reader, stamp
+            if not count:   # no units: every caller's view is the public one, its reads in this transaction
+                from .store.access import public_view
+                cache.public = public_view(cache, self.store)
+        if not count and graph.file is not None:   # the next process need not open SQLite (store/statefile.py)
+            from .store.statefile import save
+            save(self.store, stamp)
+        return cache
 
     def _read_rules(self) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, str], ...]]:
         """The public rules in force (defaults, stored, added, compiled declarations) and the rules of
@@ -362,11 +391,16 @@ class KnowledgeBase:
             arrays = graphdelta.open_current(self.store.path, stamp) if stamp is not None else None
             arrays = arrays if arrays is not None else graphdelta.load_or_build(self.store)
         if arrays is not None:
-            return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path,
-                                    overlay=arrays.overlay, file=arrays)
+            return self._mapped(arrays)
         graph = FactGraph()
         graph.add_many(Fact(s, r, o, c) for s, r, o, c in self.store.fact_rows())
         return graph
+
+    @staticmethod
+    def _mapped(arrays):
+        from .engine.graph import FactGraph
+        return FactGraph.mapped(arrays.arrays, arrays.relations, arrays.n_symbols, arrays.n_facts, arrays.path,
+                                overlay=arrays.overlay, file=arrays)
 
     def _check_open(self) -> None:
         if self.store._closed and not self.store._discarded:
@@ -453,12 +487,10 @@ class KnowledgeBase:
         """The result with each answer's display labels beside its keys (``answer.labels``)."""
         if hasattr(result.answers, "with_labels"):   # an answer set held as arrays: labels fetched when read
             return result.replace(answers=result.answers.with_labels(self.store.labels_of))
-        keys = {k for a in result.answers for k in a.bindings.values()}
-        if not keys:
+        if not any(a.bindings for a in result.answers):
             return result
-        labels = self.store.labels_of(keys)
-        return result.replace(answers=[a.replace(labels={v: labels.get(k, k) for v, k in a.bindings.items()})
-                                        for a in result.answers])
+        from .engine.bulk import LabelledAnswers   # (fetched when an answer is first read)
+        return result.replace(answers=LabelledAnswers.of(list(result.answers), self.store.labels_of))
 
     def stream(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
                limit: int | None = None, caller=None, as_of=None):

@@ -16,7 +16,6 @@ language exactly (``"New York"`` and ``"new york"`` are two symbols; bare ``New-
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 from .errors import ValidationError
 from .model import Atom, Rule
@@ -97,6 +96,27 @@ def _is_key(text: str) -> bool:
             and text[-1] != "_" and "__" not in text)
 
 
+def _memo(maxsize: int):
+    """Remember ``fn(text, mode)`` for up to ``maxsize`` arguments, then start over (``functools.lru_cache``
+    without its module: ``functools`` and what it loads cost a cold question ~1 ms; store/statefile.py)."""
+    def wrap(fn):
+        cache: dict = {}
+
+        def call(text: str, mode: str = "iris") -> str:
+            key = (text, mode)
+            try:
+                return cache[key]
+            except KeyError:
+                pass
+            if len(cache) >= maxsize:
+                cache.clear()
+            out = cache[key] = fn(text, mode)
+            return out
+        call.__name__, call.__qualname__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__qualname__, fn.__doc__, fn
+        return call
+    return wrap
+
+
 def _folds() -> tuple:
     global _FOLDS
     if _FOLDS is None:
@@ -105,7 +125,7 @@ def _folds() -> tuple:
     return _FOLDS
 
 
-@lru_cache(maxsize=1 << 18)
+@_memo(1 << 18)
 def symbol_key(label: str, mode: str = "iris") -> str:
     """The canonical key of a symbol (see the module docstring for ``mode``).
 
@@ -145,7 +165,7 @@ def quoted_key(text: str) -> str:
     return text
 
 
-@lru_cache(maxsize=1 << 14)
+@_memo(1 << 14)
 def relation_key(name: str, mode: str = "iris") -> str:
     """The canonical snake_case key of a relation name; an IRI or CURIE is kept exactly (mode ``iris``).
 

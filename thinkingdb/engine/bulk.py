@@ -29,7 +29,7 @@ and is then dropped, so a large reach set costs it a fraction of a millisecond.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from _collections_abc import Mapping, Sequence   # = collections.abc (without the collections package)
 
 from ..model import Limits, PathRel, Query, Var
 from .answers import Answer, _proofs_builder
@@ -60,23 +60,22 @@ class _LabelSource:
 
 
 class _Labels(Mapping):
-    """One answer's ``variable -> label`` mapping, read from a shared :class:`_LabelSource`."""
+    """One answer's ``variable -> label`` mapping, read from a shared :class:`_LabelSource` when a label
+    is first read."""
 
-    __slots__ = ("_var", "_key", "_src")
+    __slots__ = ("_bindings", "_src")
 
-    def __init__(self, var: str, key: str, src: _LabelSource) -> None:
-        self._var, self._key, self._src = var, key, src
+    def __init__(self, bindings: dict[str, str], src: _LabelSource) -> None:
+        self._bindings, self._src = bindings, src
 
     def __getitem__(self, name: str) -> str:
-        if name != self._var:
-            raise KeyError(name)
-        return self._src.get(self._key)
+        return self._src.get(self._bindings[name])
 
     def __iter__(self):
-        return iter((self._var,))
+        return iter(self._bindings)
 
     def __len__(self) -> int:
-        return 1
+        return len(self._bindings)
 
 
 class _ArrayAnswers(Sequence):
@@ -105,6 +104,29 @@ class _ArrayAnswers(Sequence):
     __hash__ = None   # mutable-sequence semantics, as a list
 
 
+class LabelledAnswers(_ArrayAnswers):
+    """A list of answers carrying display labels fetched (for all their keys at once) when the first
+    answer is read: a question whose labels no one reads never reads them (store/statefile.py: it then
+    opens no SQLite connection)."""
+
+    def __init__(self, answers: list, labels: _LabelSource) -> None:
+        self._list, self._labels = answers, labels
+
+    @classmethod
+    def of(cls, answers: list, fetch: Callable[[list[str]], dict[str, str]]) -> "LabelledAnswers":
+        return cls(answers, _LabelSource(fetch, lambda: [k for a in answers for k in a.bindings.values()]))
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def _answer(self, i: int) -> Answer:
+        a = self._list[i]
+        return a.replace(labels=_Labels(a.bindings, self._labels))
+
+    def _slice(self, i: slice) -> "LabelledAnswers":
+        return LabelledAnswers(self._list[i], self._labels)
+
+
 class BulkAnswers(_ArrayAnswers):
     """Answers of one variable held as arrays: ``ends`` (symbol ids) and ``scores``, in answer order.
     Indexing or iterating makes :class:`~thinkingdb.engine.answers.Answer` values on the fly."""
@@ -128,7 +150,7 @@ class BulkAnswers(_ArrayAnswers):
         key = self.keys()[i]
         end, score = int(self.ends[i]), float(self.scores[i])
         build = self._proofs(end)
-        labels = {} if self._labels is None else _Labels(self.var, key, self._labels)
+        labels = {} if self._labels is None else _Labels({self.var: key}, self._labels)
         return Answer({self.var: key}, score, lambda: build()[0], labels)
 
     def _slice(self, i: slice) -> "BulkAnswers":

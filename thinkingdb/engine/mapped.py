@@ -22,7 +22,7 @@ whole relation (:meth:`RelationIndex.edges`, :meth:`RelationIndex.all_ones`) loa
 from __future__ import annotations
 
 from _bisect import bisect_left   # = bisect's, without loading bisect.py
-from collections.abc import Mapping, Sequence
+from _collections_abc import Mapping, Sequence   # = collections.abc (without the collections package)
 
 from ..errors import StoreError
 

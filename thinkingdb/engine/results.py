@@ -9,7 +9,7 @@ used when no rule can contribute to a query — nothing is rebuilt per query.
 from __future__ import annotations
 
 from _bisect import bisect_left   # = bisect's, without loading bisect.py
-from collections.abc import Mapping
+from _collections_abc import Mapping   # = collections.abc (without the collections package)
 
 from ..arith import run as run_constraints
 from ..model import Rule, Triple, Var, ground

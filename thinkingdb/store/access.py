@@ -186,6 +186,8 @@ def _without_dangling(state, store):
     """``state.graph`` less what only provenance records of unknown units assert (in a store without
     units every record naming a unit is one: visible to no one), at the best confidence of the others;
     the graph itself when no record names a unit (one index probe)."""
+    if getattr(state, "plain", False):   # (read from the state file: store/statefile.py)
+        return state.graph
     reader = getattr(state, "reader", None)
 
     def read(fn):

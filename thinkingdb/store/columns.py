@@ -17,7 +17,7 @@ code that works on whole arrays. Both read the file in place; neither copies it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from _collections_abc import Mapping   # = collections.abc (without the collections package)
 
 __all__ = ["MappedArrays", "itemsize"]
 

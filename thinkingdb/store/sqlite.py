@@ -32,10 +32,19 @@ from _thread import RLock
 # json is imported by the functions that read or write rules, units, lane indexes and provenance
 # details: a question on a store without stored rules does not load it here (~1.5 ms of a cold process)
 
-try:   # the C module of the sqlite3 package, whose wrapper adds only date adapters and the datetime module they
-    import _sqlite3 as sqlite3   # need (~2 ms of a cold question; no store binds a date); same classes and errors
-except ImportError:   # pragma: no cover - an interpreter that has the package only
-    import sqlite3
+
+
+def _load_sqlite():
+    """SQLite's module, imported by the first connection (a question that the state file answers opens
+    none: store/statefile.py). The C module of the sqlite3 package, whose wrapper adds only date adapters
+    and the datetime module they need (~2 ms of a cold question; no store binds a date); same classes and
+    errors. Other modules import ``sqlite3`` from here (the module's ``__getattr__``)."""
+    global sqlite3
+    try:
+        import _sqlite3 as sqlite3
+    except ImportError:   # pragma: no cover - an interpreter that has the package only
+        import sqlite3
+    return sqlite3
 
 from grammar import _import_module   # (one project: the lazy imports of both packages)
 
@@ -176,25 +185,48 @@ class Store:
     (['a r b'], 'doc.tdb')
     """
 
+    VOCABULARY = _VOCABULARY   # (the rows of vocabulary(), as the state file keeps them)
+
     def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
                  graph_file: bool = True):
         self.path = str(path)
         self.graph_file = graph_file   # keep the graph file beside the store current after writes
+        self.readonly = readonly
+        self._closed = self._discarded = False
+        self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
+        self._state = RLock()   # held while a new store's handle adopts or publishes (see current_generation)
+        self._conn = None
+        # the rows a question reads, from the state file while it is current: no connection until one is
+        # needed (store/statefile.py); a store without a graph file reads SQLite as before
+        self.question = None
+        if graph_file:
+            from .statefile import read_state
+            self.question = read_state(self.path)
+        if self.question is not None:
+            self.created, self._pending, self._lock = False, None, WriterLock(self.path)
+            self.generation = self.question.stamp.generation
+            return
+        self._connect(create)
+
+    def _connect(self, create: bool = True) -> None:
+        readonly = self.readonly
         if not readonly:
             sweep_abandoned(self.path)   # private files of first ingests killed midway (see locking)
         existed = _check_file(self.path)
         if not existed and (readonly or not create):
             raise StoreError(f"{self.path}: no such store; run `thinkingdb ingest` first")
         self.created = not existed and not os.path.exists(self.path)
-        self.readonly = readonly
-        self._closed = self._discarded = False
         # A new store is built in a private file and appears at ``path`` only with its first commit
         # (see thinkingdb.store.locking): a failed first ingest never shows, nor removes, a file at path.
         self._pending = new_store_path(self.path) if self.created else None
-        self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
         self._lock = WriterLock(self.path)
-        self._state = RLock()   # held while a new store's handle adopts or publishes (see current_generation)
         self._open()
+
+    @property
+    def connected(self) -> bool:
+        """Whether this handle has opened its SQLite connection (a question answered from the state file
+        opens none)."""
+        return self._conn is not None
 
     @property
     def file(self) -> str:
@@ -202,6 +234,7 @@ class Store:
         return self._pending or self.path
 
     def _open(self) -> None:
+        _load_sqlite()
         file = self.file
         self._checked = ""   # the PRAGMA check this connection passed
         self._write_cache = False   # the page cache raised to CACHE_KIB (before the first write)
@@ -248,6 +281,10 @@ class Store:
             self._open()
         if self._closed:
             raise StoreError(f"{self.path}: the store is closed")
+        if self._conn is None:   # opened from the state file: connect now
+            with self._state:
+                if self._conn is None:
+                    self._connect()
         return self._conn
 
     def _init(self, readonly: bool) -> None:
@@ -303,6 +340,8 @@ class Store:
         empty, unless another process made one there first (see :meth:`discard` for leaving none)."""
         if not self._closed:
             self._closed = True
+            if self._conn is None:
+                return
             if self._pending:
                 try:
                     self._seal()
@@ -354,6 +393,10 @@ class Store:
         the read hold the handle's state lock, which a transaction of a new store holds until it has
         published: another thread never adopts, nor reads a connection, while that one is replaced."""
         with self._state:
+            if self._conn is None and not self._closed:
+                if self.question.still_current():
+                    return self.question.stamp.generation
+                self.question = None
             if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
                 self._adopt()
             return self._generation()
@@ -382,7 +425,9 @@ class Store:
         rule of the latest source, and the rule of every restricted unit that states it (the same rule
         scoped to several units — each note's ``relation knows transitive.`` — is one row per unit)."""
         out, public = [], set()
-        for n, b, origin in self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC"):
+        rows = self.question.rules if self._unconnected() else \
+            self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC")
+        for n, b, origin in rows:
             import json   # (a store without rules, a question's usual case, loads neither)
 
             from .rulejson import rule_from_json
@@ -399,15 +444,24 @@ class Store:
         transaction already open, that one)."""
         return _Reading(self.conn)
 
+    def _unconnected(self) -> bool:
+        """Read from the state file: no connection yet (and the handle is open)."""
+        if self._conn is None and not self._closed:
+            return True
+        self.conn   # (a closed handle raises here)
+        return False
+
     def declarations(self) -> list[Declaration]:
-        return [Declaration(r, k, o or None) for r, k, o in
-                self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
-                                  "ORDER BY relation, kind, other")]
+        rows = self.question.declarations if self._unconnected() else \
+            self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations ORDER BY relation, kind, other")
+        return [Declaration(r, k, o or None) for r, k, o in rows]
 
     @property
     def symbol_mode(self) -> str:
         """How this store keys IRIs and CURIEs (:data:`thinkingdb.normalize.SYMBOL_MODES`); a store made
         before the modes existed folds them (``folded``)."""
+        if self._unconnected():
+            return self.vocabulary().mode
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'symbols'").fetchone()
         return row[0] if row else "folded"
 
@@ -415,7 +469,7 @@ class Store:
         """The store's symbol mode, aliases in force (each phrase's from its latest source) and inverse
         declarations (name -> canonical relation), in one statement (a question reads it twice)."""
         mode, aliases, inverses = "folded", {}, {}
-        for part, a, b in self.conn.execute(_VOCABULARY):
+        for part, a, b in (self.question.vocabulary if self._unconnected() else self.conn.execute(_VOCABULARY)):
             if part == 0:
                 mode = a
             elif part == 1:
@@ -447,6 +501,8 @@ _MOVED = {"Unit": ".unit", "UNIT_FIELDS": ".unit", "_UNIT_COLUMNS": ".unit", "_u
 
 
 def __getattr__(name: str):
+    if name == "sqlite3":
+        return _load_sqlite()
     module = _MOVED.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

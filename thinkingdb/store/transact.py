@@ -113,6 +113,9 @@ def _write(store) -> Iterator[None]:
     _writer_lock(store)
     current = False
     try:
+        if not store._pending:   # before anything is written: a question never trusts it past this commit
+            from .statefile import drop
+            drop(store.path)
         try:
             store.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -164,7 +167,7 @@ def discard(store) -> bool:
     store._discarded = True
     store._pending = new_store_path(store.path)
     if not os.path.exists(store.path):   # a graph file made for the store that never was
-        for suffix in (".graph", ".graph.lock"):
+        for suffix in (".graph", ".graph.lock", ".state"):
             _remove_store_files(store.path + suffix)
     return True
 
@@ -267,6 +270,8 @@ def _publish(store) -> None:
                                     "nothing was written, try again") from None
     _remove_store_files(tmp)
     store._pending = None
+    from .statefile import drop
+    drop(store.path)   # (a state file left from a store once at this path: never matches, but goes)
     store._reopen()
 
 
