@@ -31,20 +31,7 @@ from _thread import RLock
 
 # json is imported by the functions that read or write rules, units, lane indexes and provenance
 # details: a question on a store without stored rules does not load it here (~1.5 ms of a cold process)
-
-
-
-def _load_sqlite():
-    """SQLite's module, imported by the first connection (a question that the state file answers opens
-    none: store/statefile.py). The C module of the sqlite3 package, whose wrapper adds only date adapters
-    and the datetime module they need (~2 ms of a cold question; no store binds a date); same classes and
-    errors. Other modules import ``sqlite3`` from here (the module's ``__getattr__``)."""
-    global sqlite3
-    try:
-        import _sqlite3 as sqlite3
-    except ImportError:   # pragma: no cover - an interpreter that has the package only
-        import sqlite3
-    return sqlite3
+# nor is SQLite's module imported here: see _load_sqlite
 
 from grammar import _import_module   # (one project: the lazy imports of both packages)
 
@@ -130,6 +117,19 @@ _VOCABULARY = ("SELECT 0, value, NULL FROM meta WHERE key = 'symbols' UNION ALL 
                "SELECT 1, phrase, relation FROM (SELECT phrase, relation, max(origin) FROM aliases GROUP BY phrase) "
                "UNION ALL SELECT DISTINCT 2, relation, other FROM declarations WHERE kind = 'inverse' AND other != '' "
                "ORDER BY 1, 2, 3")
+
+
+def _load_sqlite():
+    """SQLite's module, imported by the first connection (a question the state file answers opens none:
+    store/statefile.py). The C module of the sqlite3 package, whose wrapper adds only date adapters and
+    the datetime module they need (~2 ms of a cold question; no store binds a date); same classes and
+    errors. Other modules import ``sqlite3`` from here (the module's ``__getattr__``)."""
+    global sqlite3
+    try:
+        import _sqlite3 as sqlite3
+    except ImportError:   # pragma: no cover - an interpreter that has the package only
+        import sqlite3
+    return sqlite3
 
 
 def _remove_store_files(file: str) -> None:
