@@ -97,23 +97,20 @@ def _is_key(text: str) -> bool:
 
 
 def _memo(maxsize: int):
-    """Remember ``fn(text, mode)`` for up to ``maxsize`` arguments, then start over (``functools.lru_cache``
-    without its module: ``functools`` and what it loads cost a cold question ~1 ms; store/statefile.py)."""
-    def wrap(fn):
-        cache: dict = {}
+    """``functools.lru_cache(maxsize)``, made by its C type directly: importing ``functools`` (and the
+    ``collections`` and ``types`` it loads) costs a cold question ~1 ms (store/statefile.py)."""
+    try:
+        from _functools import _lru_cache_wrapper
+    except ImportError:   # pragma: no cover - an interpreter without functools' C half
+        from functools import lru_cache
+        return lru_cache(maxsize=maxsize)
 
-        def call(text: str, mode: str = "iris") -> str:
-            key = (text, mode)
-            try:
-                return cache[key]
-            except KeyError:
-                pass
-            if len(cache) >= maxsize:
-                cache.clear()
-            out = cache[key] = fn(text, mode)
-            return out
-        call.__name__, call.__qualname__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__qualname__, fn.__doc__, fn
-        return call
+    def wrap(fn):
+        cached = _lru_cache_wrapper(fn, maxsize, False, lambda *info: info)   # (info: cache_info()'s tuple)
+        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(cached, name, getattr(fn, name))
+        cached.__wrapped__ = fn
+        return cached
     return wrap
 
 
