@@ -312,7 +312,7 @@ class KnowledgeBase:
         self._check_open()
         gen = self.store.current_generation()
         if self._cache is None or self._cache.generation != gen:
-            cache = self._question_state() if self.store.question is not None and not self.store.connected else None
+            cache = self._question_state() if not self.store.connected else None
             if cache is None:
                 cache = self._read_state()
             self._cache = cache
@@ -321,11 +321,14 @@ class KnowledgeBase:
     def _question_state(self) -> _Cache | None:
         """The state from the state file and the graph file, with no SQLite connection (store/statefile.py):
         a store without units whose files are current; None otherwise (the caller reads SQLite)."""
+        question = self.store.question
+        if question is None or not self.graph_file:
+            return None
         from .store import graphdelta
         from .store.access import public_view
         from .store.stateread import LazyFactAccess, StateReader, StoreUnits
-        stamp = self.store.question.stamp
-        arrays = graphdelta.open_current(self.store.path, stamp) if self.graph_file else None
+        stamp = question.stamp
+        arrays = graphdelta.open_current(self.store.path, stamp)
         if arrays is None:
             return None
         rules, unit_rules = self._read_rules()

@@ -392,11 +392,9 @@ class Store:
         file never held a commit, and reading it would hide the published store's facts. The check and
         the read hold the handle's state lock, which a transaction of a new store holds until it has
         published: another thread never adopts, nor reads a connection, while that one is replaced."""
-        with self._state:
-            if self._conn is None and not self._closed:
-                if self.question.still_current():
-                    return self.question.stamp.generation
-                self.question = None
+        with self._state:   # (read from the state file while the store is unchanged; else this connects)
+            if self._conn is None and not self._closed and self.question.still_current():
+                return self.question.stamp.generation
             if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
                 self._adopt()
             return self._generation()
