@@ -201,4 +201,7 @@ def _fill(index: Any, data: dict[str, Any], record: dict[str, Any]) -> None:
     index._nonempty = (dl64 > 0).sum(axis=0).tolist()
     index._main = Segment(indptr, slots, tf)
     index._main_end = n
-    index._refresh_all()
+    # every term's df and impacts are computed when a search first reads the term (PostingStore._refresh,
+    # the same floats as a bulk build's _refresh_all): a loaded index costs a search what its terms read
+    index._df = np.zeros(v, dtype=np.int64)
+    index._stamp = np.full(v, -1, dtype=np.int64)
