@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from thinkingdb.api import KnowledgeBase
+from thinkingdb.engine.bulk import LabelledAnswers
 from thinkingdb.store.statefile import read_state, save, state_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +48,25 @@ def test_a_question_on_an_unchanged_store_opens_no_connection(store):
         assert not kb.store.connected   # labels are read when an answer is first read
         assert sorted(a.labels["x"] for a in got) == ["a", "b", "c"]
         assert kb.store.connected
+
+
+def test_labels_read_on_first_use_belong_to_their_answers(tmp_path):
+    """Labels are the text as written (keys fold case); an answer read twice is one answer, its proof
+    built once."""
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_text("relation r transitive. Nginx r OpenSSL. OpenSSL r LibC. LibC r Kernel.", source="x.tdb")
+    with KnowledgeBase(path) as kb:
+        kb.query("? nginx r ?x.")
+    with KnowledgeBase(path) as kb:
+        got = kb.query("? nginx r ?x.")
+        assert isinstance(got.answers, LabelledAnswers)   # (a list made labelled, not an array-held kind)
+        assert not kb.store.connected
+        first = got.answers[0]
+        assert first is got.answers[0] and first.proof is got.answers[0].proof
+        assert sorted(a.labels["x"] for a in got) == ["Kernel", "LibC", "OpenSSL"]
+        assert repr(first.labels) == repr({"x": first.labels["x"]})
+        assert got.answers[1:3] == list(got.answers)[1:3]
 
 
 def test_a_write_by_another_process_is_seen(store):

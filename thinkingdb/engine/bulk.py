@@ -77,6 +77,9 @@ class _Labels(Mapping):
     def __len__(self) -> int:
         return len(self._bindings)
 
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
 
 class _ArrayAnswers(Sequence):
     """Answers held as arrays: an int index makes one :class:`~thinkingdb.engine.answers.Answer`
@@ -111,6 +114,7 @@ class LabelledAnswers(_ArrayAnswers):
 
     def __init__(self, answers: list, labels: _LabelSource) -> None:
         self._list, self._labels = answers, labels
+        self._made: list | None = None   # the labelled answers, made once (each keeps its proof once built)
 
     @classmethod
     def of(cls, answers: list, fetch: Callable[[list[str]], dict[str, str]]) -> "LabelledAnswers":
@@ -120,8 +124,9 @@ class LabelledAnswers(_ArrayAnswers):
         return len(self._list)
 
     def _answer(self, i: int) -> Answer:
-        a = self._list[i]
-        return a.replace(labels=_Labels(a.bindings, self._labels))
+        if self._made is None:
+            self._made = [a.replace(labels=_Labels(a.bindings, self._labels)) for a in self._list]
+        return self._made[i]
 
     def _slice(self, i: slice) -> "LabelledAnswers":
         return LabelledAnswers(self._list[i], self._labels)
