@@ -51,22 +51,36 @@ def test_a_question_on_an_unchanged_store_opens_no_connection(store):
 
 
 def test_labels_read_on_first_use_belong_to_their_answers(tmp_path):
-    """Labels are the text as written (keys fold case); an answer read twice is one answer, its proof
-    built once."""
+    """Labels are the text as written (keys fold case), read when first read."""
     path = str(tmp_path / "kb.sqlite")
     with KnowledgeBase(path) as kb:
         kb.add_text("relation r transitive. Nginx r OpenSSL. OpenSSL r LibC. LibC r Kernel.", source="x.tdb")
     with KnowledgeBase(path) as kb:
         kb.query("? nginx r ?x.")
-    with KnowledgeBase(path) as kb:
-        got = kb.query("? nginx r ?x.")
-        assert isinstance(got.answers, LabelledAnswers)   # (a list made labelled, not an array-held kind)
-        assert not kb.store.connected
-        first = got.answers[0]
-        assert first is got.answers[0] and first.proof is got.answers[0].proof
-        assert sorted(a.labels["x"] for a in got) == ["Kernel", "LibC", "OpenSSL"]
-        assert repr(first.labels) == repr({"x": first.labels["x"]})
-        assert got.answers[1:3] == list(got.answers)[1:3]
+    for text, labels in (("? nginx r ?x.", [("x", "Kernel"), ("x", "LibC"), ("x", "OpenSSL")]),
+                         ("? ?s r kernel.", [("s", "LibC"), ("s", "Nginx"), ("s", "OpenSSL")])):
+        with KnowledgeBase(path) as kb:
+            got = kb.query(text)
+            assert not kb.store.connected
+            assert sorted(item for a in got for item in a.labels.items()) == labels
+
+
+def test_a_labelled_list_fetches_once_and_keeps_its_answers():
+    from thinkingdb.engine.answers import Answer
+    built, fetched = [], []
+
+    def proof(i):
+        return lambda: built.append(i) or f"proof {i}"
+    answers = [Answer({"s": "nginx", "x": f"k{i}"}, 1.0, proof(i)) for i in range(3)]
+    got = LabelledAnswers.of(answers, lambda keys: fetched.append(keys) or {"nginx": "Nginx", "k1": "K1"})
+    assert fetched == [] and len(got) == 3
+    first = got[0]
+    assert first is got[0] and first.proof == "proof 0" and got[0].proof == "proof 0" and built == [0]
+    assert fetched == []   # labels not read yet
+    assert dict(got[1].labels) == {"s": "Nginx", "x": "K1"} and dict(got[2].labels) == {"s": "Nginx", "x": "k2"}
+    assert fetched == [["k0", "k1", "k2", "nginx"]]   # all keys at once, once
+    assert repr(got[1].labels) == "{'s': 'Nginx', 'x': 'K1'}"
+    assert got[1:3] == answers[1:3] and got == answers
 
 
 def test_a_write_by_another_process_is_seen(store):
