@@ -92,9 +92,10 @@ class QuestionState:
         self._key = key   # the store file's device, inode, size and time when read
 
     def still_current(self) -> bool:
-        """The store file is as it was when read and its log empty (two ``stat`` calls): nothing wrote."""
+        """The store file is as it was when read and its log empty (two ``stat`` calls): nothing wrote.
+        The log first: a commit merged into the store file between the two calls then shows in the second."""
         try:
-            return _file_key(os.stat(self.path)) == self._key and _log_empty(self.path)
+            return _log_empty(self.path) and _file_key(os.stat(self.path)) == self._key
         except OSError:
             return False
 
@@ -104,9 +105,9 @@ def read_state(store_path: str) -> QuestionState | None:
     Never raises for a bad, foreign or stale file."""
     spath = state_path(store_path)
     try:
-        db = os.stat(store_path)
-        if not _log_empty(store_path):
+        if not _log_empty(store_path):   # (before the store file's stat, as in QuestionState.still_current)
             return None
+        db = os.stat(store_path)
         with open(spath, "rb") as fh:
             data = fh.read()
     except OSError:
@@ -140,8 +141,12 @@ def save(store, stamp: Stamp) -> bool:
     if lock.held or not lock.try_acquire():
         return False
     try:
-        if lock.file_id() != file_id(store.path):
+        if lock.file_id() != file_id(store.path) or not _log_empty(store.path):
             return False
+        # the store file's key before the rows and again after: a program writing without the lock (the
+        # sqlite3 shell) and merging its log meanwhile changes it, and rows read before its write are not
+        # recorded under the key of the file after it
+        key = _file_key(os.stat(store.path))
         with store.reading():
             if store_stamp(store) != stamp:
                 return False
@@ -153,9 +158,9 @@ def save(store, stamp: Stamp) -> bool:
             rules = conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC").fetchall()
             decls = conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
                                  "ORDER BY relation, kind, other").fetchall()
-        if not _log_empty(store.path):
+        if not _log_empty(store.path) or _file_key(os.stat(store.path)) != key:
             return False
-        body = json.dumps({"store": _file_key(os.stat(store.path)), "generation": stamp.generation,
+        body = json.dumps({"store": key, "generation": stamp.generation,
                            "token": stamp.token, "max_fact": stamp.max_fact, "vocabulary": vocabulary,
                            "rules": rules, "declarations": decls}, ensure_ascii=False).encode("utf-8")
         path = state_path(store.path)
