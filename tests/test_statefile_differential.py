@@ -61,6 +61,37 @@ def write_in_another_process(path: str, text: str, source: str) -> None:
 
 # -- the minimal cases -------------------------------------------------------------------------------------
 
+def test_a_handle_opened_earlier_parses_with_the_aliases_and_inverses_of_now(store):
+    """A question was parsed with the state file's vocabulary before the generation was checked: an alias
+    or inverse another process declared since was not applied (``? a goes_to ?x.`` had no answer, then b
+    and c when asked again)."""
+    h = KnowledgeBase(store)
+    try:
+        assert xs(h, "? a r ?x.") == ["b"] and not h.store.connected
+        write_in_another_process(store, 'alias "goes to" => r.\nrelation r transitive.\nb r c.\n'
+                                 'relation c inverse k.\nd c a.\n', "g.tdb")
+        # by hand: a r b, b r c, r transitive -> a r c; goes_to is r; a k d is d c a (k the inverse of c)
+        assert xs(h, "? a goes_to ?x.") == ["b", "c"]
+        assert str(h.why("a goes_to c").conclusion) == "a r c"
+        assert [dict(a.bindings) for a in h.stream("? a k ?x.")] == [{"x": "d"}]
+        assert [row["source"] for row in h.provenance("a k d")] == ["g.tdb"]
+    finally:
+        h.close()
+
+
+def test_add_facts_through_a_handle_opened_earlier_applies_the_aliases_of_now(store):
+    """The same parse by add_facts: the fact was stored under the alias's own name (goes_to), for good."""
+    h = KnowledgeBase(store)
+    try:
+        assert xs(h, "? a r ?x.") == ["b"] and not h.store.connected
+        write_in_another_process(store, 'alias "goes to" => r.\n', "g.tdb")
+        h.add_facts([("b", "goes to", "c")])
+    finally:
+        h.close()
+    with KnowledgeBase(store, graph_file=False) as kb:
+        assert sorted(f.relation for f in kb.store.facts()) == ["r", "r"]
+
+
 def test_a_commit_merged_between_the_two_stats_is_seen(store):
     """still_current read the store file, then the log: a writer that committed before the question and
     merged its log in between (its close) left the old file's key and no log, and the question answered
@@ -111,3 +142,330 @@ def test_save_records_no_rows_a_program_changed_while_it_read(store):
         st.close()
     with KnowledgeBase(store) as kb:
         assert xs(kb, "? a goes_to ?x.") == ["b"]
+
+
+def test_a_write_between_the_graph_and_the_rules_of_one_question(tmp_path, monkeypatch):
+    """The store written after the question took the state file's graph and before it read the rules (each
+    read checks the state file is still current, and reads SQLite when not): the answer is the old state's
+    or the new one's, never the old graph with the new rules (b and c, before the question checked)."""
+    from thinkingdb.store import graphdelta
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_text("a r b. b r c.\n", source="f.tdb")
+    with KnowledgeBase(path) as kb:
+        kb.query("? a r ?x.")
+    h = KnowledgeBase(path)
+    open_current = graphdelta.open_current
+
+    def open_then_a_write(*args):
+        got = open_current(*args)
+        monkeypatch.setattr(graphdelta, "open_current", open_current)
+        with KnowledgeBase(path) as w:
+            w.add_text("c r d.\nrelation r transitive.\n", source="g.tdb")
+        return got
+    try:
+        assert not h.store.connected
+        monkeypatch.setattr(graphdelta, "open_current", open_then_a_write)
+        # by hand: before the write a r b only; after it r is transitive over a r b r c r d (b, c and d);
+        # the old graph with the new rule gave b and c
+        assert xs(h, "? a r ?x.") in (["b"], ["b", "c", "d"])
+        assert xs(h, "? a r ?x.") == ["b", "c", "d"]
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_a_store_gone_since_the_state_file_was_read(store, readonly):
+    """A handle opened from the state file, its store moved away: each question raises StoreError, and a
+    handle with create=False makes no new store at the path (its connection, made late, created one,
+    answered from it and left it at the path when closed)."""
+    h = KnowledgeBase(store, create=False, readonly=readonly)
+    assert not h.store.connected
+    os.rename(store, store + ".moved")
+    try:
+        for _ in range(2):
+            with pytest.raises(StoreError, match="no such store"):
+                h.query("? a r ?x.")
+    finally:
+        h.close()
+    assert not os.path.exists(store)
+
+
+def test_a_thread_reading_while_another_connects_reads_the_store_of_now(store, monkeypatch):
+    """Thread A finds the store changed and connects (slowly here); thread B parses a query meanwhile. B
+    read the state file's rows while the connection was being made, with the old vocabulary, though A had
+    found them stale."""
+    h = KnowledgeBase(store)
+    try:
+        assert xs(h, "? a r ?x.") == ["b"] and not h.store.connected
+        with KnowledgeBase(store) as w:
+            w.add_text('alias "goes to" => r.\na r c.\n', source="g.tdb")
+        connect = Store._connect
+
+        def slow_connect(self, *args):
+            time.sleep(0.3)
+            return connect(self, *args)
+        monkeypatch.setattr(Store, "_connect", slow_connect)
+        got = {}
+
+        def run(name, call):
+            try:
+                got[name] = call()
+            except Exception as exc:   # noqa: BLE001 - reported below
+                got[name] = repr(exc)
+        a = threading.Thread(target=run, args=("A", lambda: h.store.current_generation()))
+        b = threading.Thread(target=run, args=("B", lambda: str(h.parse_query("? a goes_to ?x."))))
+        a.start()
+        time.sleep(0.1)   # A holds the handle's lock, connecting
+        b.start()
+        for t in (a, b):
+            t.join()
+        # by hand: the fixture's write was generation 1, g.tdb generation 2; goes_to is r since g.tdb
+        assert got == {"A": 2, "B": str(h.parse_query("? a r ?x."))}
+        assert xs(h, "? a goes_to ?x.") == ["b", "c"]
+    finally:
+        h.close()
+
+
+# -- the other ways a question is asked, against the oracle ------------------------------------------------
+
+RICH = ('a r b. b r c. c r d.\nrelation r transitive.\nalias "goes to" => r.\nrelation c2 inverse b2.\n'
+        'a b2 z.\nrule g: ?x r ?y, ?y r d => ?x s ?y.\n"Big Thing" r a.\n')
+QUERIES = ["? a goes_to ?x.", "? ?x s ?y.", "? z c2 ?x.", "? ?x b2 ?y.", "? big_thing r ?x."]
+
+
+def answer_set(kb, text: str) -> list:
+    return sorted((tuple(sorted(a.bindings.items())), round(a.score, 9),
+                   tuple(sorted(a.labels.items()))) for a in kb.query(text))
+
+
+@pytest.fixture
+def rich(tmp_path):
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_text(RICH, source="rich.tdb")
+    with KnowledgeBase(path) as kb:
+        kb.query("? a r ?x.")
+    assert read_state(path) is not None
+    with KnowledgeBase(path, graph_file=False) as oracle:
+        want = {q: answer_set(oracle, q) for q in QUERIES}
+    # by hand, a few: goes_to is r (transitive): b, c, d; z c2 a is a b2 z turned; 'Big Thing' keeps its label
+    assert [b for b, _, _ in want["? a goes_to ?x."]] == [(("x", v),) for v in "bcd"]
+    assert [b for b, _, _ in want["? z c2 ?x."]] == [(("x", "a"),)]
+    assert want["? big_thing r ?x."][0][2] == (("x", "a"),)
+    return path, want
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_every_question_from_the_state_file_answers_as_sqlite(rich, readonly):
+    path, want = rich
+    with KnowledgeBase(path, readonly=readonly) as kb:
+        assert not kb.store.connected
+        assert {q: answer_set(kb, q) for q in QUERIES} == want
+        assert kb.why_not("d goes_to a").holds is False
+        assert kb.labels()["big_thing"] == "Big Thing"
+        assert kb.search("Big Thing") is not None   # a store without units: nothing to search, no error
+
+
+@pytest.mark.parametrize("mode", ["iris", "folded", "quoted"])
+def test_the_symbol_mode_comes_from_the_state_file(tmp_path, mode):
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path, symbols=mode) as kb:
+        kb.add_text('"http://x.org/A" r "Q b".\nex:B r "http://x.org/A".\n', source="m.tdb")
+    with KnowledgeBase(path) as kb:
+        kb.query("? ?x r ?y.")
+    assert read_state(path) is not None
+    queries = ['? "http://x.org/A" r ?x.', '? ?x r "http://x.org/a".', "? ex:B r ?x.", '? ?x r "q b".']
+    with KnowledgeBase(path, graph_file=False) as oracle:
+        want = [answer_set(oracle, q) for q in queries]
+    # by hand: only folded folds the IRI's case; quoted keeps "Q b" apart from "q b"
+    assert [len(w) for w in want] == [1, int(mode == "folded"), 1, int(mode != "quoted")]
+    with KnowledgeBase(path, symbols=mode) as kb:   # the store's own mode: nothing to change
+        assert not kb.store.connected and kb.store.symbol_mode == mode
+        assert [answer_set(kb, q) for q in queries] == want
+    other = next(m for m in ("iris", "folded", "quoted") if m != mode)
+    with pytest.raises(StoreError, match="cannot change"):
+        KnowledgeBase(path, symbols=other)
+
+
+@pytest.mark.parametrize("fmt", ["text", "tsv", "jsonl"])
+def test_the_cli_answers_from_the_state_file_as_from_sqlite(rich, fmt):
+    path, _ = rich
+    cli = str(Path(sys.executable).with_name("thinkingdb"))
+    args = [cli, "query", "--db", path, "--format", fmt, '? "Big Thing" goes_to ?x.']
+    first = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    os.remove(state_path(path))   # the same question read from SQLite (and the state file written again)
+    second = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert (first.returncode, first.stdout, first.stderr) == (second.returncode, second.stdout, second.stderr)
+    assert first.returncode == 0 and read_state(path) is not None
+    # by hand: Big Thing r a, and r (goes_to) is transitive: a, b, c, d
+    assert all(v in first.stdout for v in "abcd")
+
+
+def test_a_served_store_opened_from_the_state_file(rich):
+    from thinkingdb.serve.service import Service
+    path, want = rich
+    gens = Service(path, poll_seconds=0.0)
+    try:
+        assert not gens._probe.connected
+        with gens.reading() as snap:
+            assert snap.generation == 1
+            assert answer_set(snap.kb, "? a goes_to ?x.") == want["? a goes_to ?x."]
+        write_in_another_process(path, "d r e.\n", "more.tdb")
+        assert gens.refresh() == 2
+        with gens.reading() as snap:
+            assert [b for b, _, _ in answer_set(snap.kb, "? a goes_to ?x.")] == [(("x", v),) for v in "bcde"]
+    finally:
+        gens.close()
+
+
+# -- the differential hunt ---------------------------------------------------------------------------------
+
+WORKER = r"""
+import json, sqlite3, sys
+from thinkingdb.api import KnowledgeBase
+from thinkingdb.cli.main import main
+from thinkingdb.errors import ThinkingDBError
+kept = []
+def close():
+    while kept:
+        kept.pop().close()
+for line in sys.stdin:
+    cmd = json.loads(line)
+    close()
+    out = "ok"
+    try:
+        if cmd["op"] == "text":
+            kb = KnowledgeBase(cmd["path"])
+            kept.append(kb)
+            kb.add_text(cmd["text"], source=cmd["source"])
+        elif cmd["op"] == "retract":
+            out = str(main(["retract", cmd["source"], "--db", cmd["path"], "-q"]))
+        elif cmd["op"] == "raw":
+            conn = sqlite3.connect(cmd["path"])
+            kept.append(conn)
+            for sql in cmd["sql"]:
+                conn.execute(sql)
+            conn.commit()
+    except ThinkingDBError as exc:
+        out = "refused: " + type(exc).__name__
+    if not cmd.get("keep"):
+        close()
+    print(out, flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def worker():
+    proc = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+
+    def ask(**cmd) -> str:
+        proc.stdin.write(json.dumps(cmd) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        assert line, "the worker process died"
+        return line.strip()
+    yield ask
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+NODES = ["n0", "n1", "n2", "n3"]
+RELS = ["r", "s", "c", "b", "goes_to"]
+STATEMENTS = st.one_of(
+    st.builds(lambda s, r, o: f"{s} {r} {o}.", st.sampled_from(NODES), st.sampled_from(RELS), st.sampled_from(NODES)),
+    st.sampled_from(["relation r transitive.", "relation c inverse b.", 'alias "goes to" => r.',
+                     'alias "goes to" => s.', "rule g: ?x r ?y => ?x s ?y.", "rule g: ?x s ?y => ?x r ?y."]))
+SOURCES = st.sampled_from(["f0.tdb", "f1.tdb", "f2.tdb"])
+OPS = st.one_of(
+    st.tuples(st.just("text"), SOURCES, st.lists(STATEMENTS, min_size=1, max_size=4), st.booleans()),
+    st.tuples(st.just("local_text"), SOURCES, st.lists(STATEMENTS, min_size=1, max_size=3)),
+    st.tuples(st.just("retract"), SOURCES),
+    st.tuples(st.just("h_add"), st.sampled_from(NODES), st.sampled_from(RELS + ["goes to"]), st.sampled_from(NODES),
+              st.booleans()),
+    st.tuples(st.just("raw_fact"), st.sampled_from(NODES), st.sampled_from(RELS), st.sampled_from(NODES),
+              st.booleans(), st.booleans()),
+    st.tuples(st.just("raw_alias"), st.sampled_from(["r", "s", "b"]), st.booleans()),
+    st.tuples(st.just("reopen")),
+)
+HUNT_QUERIES = ["? ?x goes_to ?y.", "? ?x b ?y.", "? ?x s ?y.", "? ?x r ?y."]
+
+
+def snapshot(kb, labels: bool = True, first: int = 0) -> tuple:
+    """The answers (bindings, score) of HUNT_QUERIES, a proof's score, then the answers' labels (read
+    last: reading one connects a handle opened from the state file, as an asserted fact's proof does).
+    ``first``: the query asked first (a handle opened from the state file parses it before it finds the
+    store changed)."""
+    order = list(range(first, len(HUNT_QUERIES))) + list(range(first))
+    got = {i: list(kb.query(HUNT_QUERIES[i])) for i in order}
+    results = [got[i] for i in range(len(HUNT_QUERIES))]
+    proof = kb.why("n0 r n2")
+    return (tuple(sorted((tuple(sorted(a.bindings.items())), round(a.score, 9)) for a in got) for got in results),
+            None if proof is None else round(proof.score, 9),
+            labels and tuple(sorted(tuple(sorted(a.labels.items())) for a in got) for got in results))
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(OPS, min_size=1, max_size=6))
+def test_the_state_file_never_changes_an_answer(worker, ops):
+    d = tempfile.mkdtemp(prefix="tdb-statefile-")
+    path = os.path.join(d, "kb.sqlite")
+    h = early = None
+    try:
+        with KnowledgeBase(path) as kb:
+            kb.add_text("n0 r n1. n1 r n2.\n", source="seed.tdb")
+        with KnowledgeBase(path) as kb:
+            kb.query("? n0 r ?x.")
+        h = KnowledgeBase(path)   # opened from the state file: unconnected until the store changes
+        early = KnowledgeBase(path)   # the same, opened again after each step's checks
+        lag = False   # a raw write bumping no generation: a handle opened earlier may not see it (as before)
+        for step, op in enumerate(ops):
+            kind, wrote = op[0], False   # wrote: a ThinkingDB write committed (the generation moved)
+            if kind == "text":
+                wrote = worker(op="text", path=path, source=op[1], text="\n".join(op[2]) + "\n", keep=op[3]) == "ok"
+            elif kind == "local_text":
+                try:
+                    with KnowledgeBase(path) as kb:
+                        kb.add_text("\n".join(op[2]) + "\n", source=op[1])
+                    wrote = True
+                except Exception as exc:   # an ingest refused: nothing written
+                    assert type(exc).__name__ in ("IngestError", "ParseError", "ValidationError")
+            elif kind == "retract":
+                wrote = worker(op="retract", path=path, source=op[1]) == "0"
+            elif kind == "h_add":
+                wrote = (early if op[4] else h).add_facts([op[1:4]]) >= 0
+            elif kind == "raw_fact":
+                _, s, r, o, bump, keep = op
+                sql = [f"INSERT OR IGNORE INTO facts (subject, relation, object, confidence) VALUES "
+                       f"('{s}', '{r}', '{o}', 0.5)"]
+                if bump:
+                    sql.append("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                worker(op="raw", path=path, sql=sql, keep=keep)
+                lag = lag or not bump
+            elif kind == "raw_alias":   # the latest source's alias wins: origin 999
+                worker(op="raw", path=path, sql=[f"INSERT OR REPLACE INTO aliases VALUES ('goes_to', '{op[1]}', 999, 1)"],
+                       keep=op[2])
+            else:
+                h.close()
+                h, lag = KnowledgeBase(path), False
+            if wrote or (kind == "raw_fact" and op[4]):
+                lag = False
+            with KnowledgeBase(path, graph_file=False) as oracle:
+                want = snapshot(oracle)
+            with KnowledgeBase(path) as first:    # reads SQLite when the state file is stale; writes it
+                assert snapshot(first) == want, op
+            with KnowledgeBase(path) as second:   # answered from the state file when it is current
+                assert snapshot(second) == want, op
+            # (no labels: a handle opened from the state file stays unconnected while the store does not change)
+            assert snapshot(early, labels=False, first=step % len(HUNT_QUERIES)) == want[:2] + (False,), op
+            early.close()
+            early = KnowledgeBase(path)
+            if not lag:
+                assert snapshot(h, labels=False, first=(step + 1) % len(HUNT_QUERIES)) == want[:2] + (False,), op
+    finally:
+        worker(op="close", path=path)
+        for kb in (h, early):
+            if kb is not None:
+                kb.close()
+        shutil.rmtree(d, ignore_errors=True)

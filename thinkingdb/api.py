@@ -332,6 +332,8 @@ class KnowledgeBase:
         if arrays is None:
             return None
         rules, unit_rules = self._read_rules()
+        if self.store.connected:   # a read found the store changed (or another thread connected): the rules
+            return None            # may be a later state's than the graph's, so all is read from SQLite
         reader = StateReader(self.store, stamp)
         cache = _Cache(stamp.generation, self._mapped(arrays), rules, unit_rules, StoreUnits(reader, 0),
                        LazyFactAccess(reader))

@@ -199,6 +199,7 @@ class Store:
         # the rows a question reads, from the state file while it is current: no connection until one is
         # needed (store/statefile.py); a store without a graph file reads SQLite as before
         self.question = None
+        self._create = create   # (for the connection made later)
         if graph_file:
             from .statefile import read_state
             self.question = read_state(self.path)
@@ -284,7 +285,7 @@ class Store:
         if self._conn is None:   # opened from the state file: connect now
             with self._state:
                 if self._conn is None:
-                    self._connect()
+                    self._connect(self._create)   # (create=False: a store gone since is not made again)
         return self._conn
 
     def _init(self, readonly: bool) -> None:
@@ -393,8 +394,10 @@ class Store:
         the read hold the handle's state lock, which a transaction of a new store holds until it has
         published: another thread never adopts, nor reads a connection, while that one is replaced."""
         with self._state:   # (read from the state file while the store is unchanged; else this connects)
-            if self._conn is None and not self._closed and self.question.still_current():
-                return self.question.stamp.generation
+            if self._conn is None and not self._closed:
+                question = self._question()
+                if question is not None:
+                    return question.stamp.generation
             if self._pending and not self._closed and not self._conn.in_transaction and os.path.exists(self.path):
                 self._adopt()
             return self._generation()
@@ -423,7 +426,8 @@ class Store:
         rule of the latest source, and the rule of every restricted unit that states it (the same rule
         scoped to several units — each note's ``relation knows transitive.`` — is one row per unit)."""
         out, public = [], set()
-        rows = self.question.rules if self._unconnected() else \
+        question = self._question()
+        rows = question.rules if question is not None else \
             self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC")
         for n, b, origin in rows:
             import json   # (a store without rules, a question's usual case, loads neither)
@@ -442,15 +446,23 @@ class Store:
         transaction already open, that one)."""
         return _Reading(self.conn)
 
-    def _unconnected(self) -> bool:
-        """Read from the state file: no connection yet (and the handle is open)."""
+    def _question(self):
+        """The state file's rows (statefile.QuestionState) while this open handle has no connection and the
+        store is unchanged since they were read; else None, connected now (a closed handle raises). Checked
+        at each read, not only by current_generation: a query is parsed, and add_facts orients its facts,
+        before the generation is checked, and an older state's aliases, inverses or symbol mode would then
+        apply to the store as it is now."""
         if self._conn is None and not self._closed:
-            return True
-        self.conn   # (a closed handle raises here)
-        return False
+            with self._state:
+                question = self.question
+                if self._conn is None and question is not None and question.still_current():
+                    return question
+        self.conn   # (connects; a closed handle raises here)
+        return None
 
     def declarations(self) -> list[Declaration]:
-        rows = self.question.declarations if self._unconnected() else \
+        question = self._question()
+        rows = question.declarations if question is not None else \
             self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations ORDER BY relation, kind, other")
         return [Declaration(r, k, o or None) for r, k, o in rows]
 
@@ -458,7 +470,7 @@ class Store:
     def symbol_mode(self) -> str:
         """How this store keys IRIs and CURIEs (:data:`thinkingdb.normalize.SYMBOL_MODES`); a store made
         before the modes existed folds them (``folded``)."""
-        if self._unconnected():
+        if self._question() is not None:
             return self.vocabulary().mode
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'symbols'").fetchone()
         return row[0] if row else "folded"
@@ -467,7 +479,8 @@ class Store:
         """The store's symbol mode, aliases in force (each phrase's from its latest source) and inverse
         declarations (name -> canonical relation), in one statement (a question reads it twice)."""
         mode, aliases, inverses = "folded", {}, {}
-        for part, a, b in (self.question.vocabulary if self._unconnected() else self.conn.execute(_VOCABULARY)):
+        question = self._question()
+        for part, a, b in (question.vocabulary if question is not None else self.conn.execute(_VOCABULARY)):
             if part == 0:
                 mode = a
             elif part == 1:
