@@ -311,6 +311,15 @@ class KnowledgeBase:
         unit written meanwhile is in all of them or in none."""
         self._check_open()
         gen = self.store.current_generation()
+        if self._cache is not None and self._cache.plain and self.store.connected:
+            # read from the state file, the handle connected since: the store file may be another one at the
+            # same generation (a store built elsewhere renamed over it), whose stamp differs (checked once)
+            from .store.graphfile import store_stamp
+            with self.store.reading():
+                if store_stamp(self.store) != self._cache.stamp:
+                    self._cache = None
+                else:
+                    self._cache.plain = False   # ("plain" is also no longer known: read as for any store)
         if self._cache is None or self._cache.generation != gen:
             cache = self._question_state() if not self.store.connected else None
             if cache is None:
