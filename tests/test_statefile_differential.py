@@ -406,6 +406,7 @@ OPS = st.one_of(
               st.booleans(), st.booleans()),
     st.tuples(st.just("raw_alias"), st.sampled_from(["r", "s", "b"]), st.booleans()),
     st.tuples(st.just("reopen")),
+    st.tuples(st.just("swap"), st.lists(STATEMENTS, min_size=1, max_size=3)),
 )
 HUNT_QUERIES = ["? ?x goes_to ?y.", "? ?x b ?y.", "? ?x s ?y.", "? ?x r ?y."]
 
@@ -422,6 +423,24 @@ def snapshot(kb, labels: bool = True, first: int = 0) -> tuple:
     return (tuple(sorted((tuple(sorted(a.bindings.items())), round(a.score, 9)) for a in got) for got in results),
             None if proof is None else round(proof.score, 9),
             labels and tuple(sorted(tuple(sorted(a.labels.items())) for a in got) for got in results))
+
+
+def swap_in(path: str, statements: list[str]) -> bool:
+    """Build a store of ``statements`` beside ``path`` at the generation of the store there and rename it
+    over ``path`` (no connection open on the old one); whether it was (an ingest refused: not)."""
+    with KnowledgeBase(path, graph_file=False) as kb:
+        gen = kb.store.current_generation()
+    new = path + ".new"
+    try:
+        with KnowledgeBase(new) as kb:
+            kb.add_text("\n".join(statements) + "\n", source="swap.tdb")
+            while kb.store.current_generation() < gen:
+                kb.add_facts([("p", "pad", "q")])
+    except Exception as exc:   # refused: nothing at new
+        assert type(exc).__name__ in ("IngestError", "ParseError", "ValidationError")
+        return False
+    os.replace(new, path)
+    return True
 
 
 @settings(max_examples=25, deadline=None)
@@ -464,6 +483,10 @@ def test_the_state_file_never_changes_an_answer(worker, ops):
             elif kind == "raw_alias":   # the latest source's alias wins: origin 999
                 worker(op="raw", path=path, sql=[f"INSERT OR REPLACE INTO aliases VALUES ('goes_to', '{op[1]}', 999, 1)"],
                        keep=op[2])
+            elif kind == "swap":   # (a handle connected to the old file would read it on: none is)
+                worker(op="close", path=path)
+                if not h.store.connected and not early.store.connected:
+                    wrote = swap_in(path, op[1])
             else:
                 h.close()
                 h, lag = KnowledgeBase(path), False
