@@ -192,6 +192,27 @@ def test_a_store_renamed_over_the_path_at_the_same_generation(store, tmp_path):
         h.close()
 
 
+def test_a_relative_path_and_a_change_of_directory(tmp_path, monkeypatch):
+    """A handle opened by a relative path from the state file, the process then in another directory: its
+    late connection opened the relative path there, made a new empty store and answered nothing."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with KnowledgeBase("kb.sqlite") as kb:
+        kb.add_text('"Big Thing" r b.\n', source="f.tdb")
+    with KnowledgeBase("kb.sqlite") as kb:
+        kb.query("? big_thing r ?x.")
+    h = KnowledgeBase("kb.sqlite")
+    try:
+        assert not h.store.connected
+        monkeypatch.chdir(tmp_path / "b")
+        assert [a.labels["x"] for a in h.query("? ?x r b.")] == ["Big Thing"] and h.store.connected
+        assert xs(h, "? big_thing r ?x.") == ["b"]
+    finally:
+        h.close()
+    assert os.listdir(tmp_path / "b") == []
+
+
 @pytest.mark.parametrize("readonly", [True, False])
 def test_a_store_gone_since_the_state_file_was_read(store, readonly):
     """A handle opened from the state file, its store moved away: each question raises StoreError, and a

@@ -202,8 +202,10 @@ class Store:
         self._create = create   # (for the connection made later)
         if graph_file:
             from .statefile import read_state
-            self.question = read_state(self.path)
+            self.question = read_state(os.path.abspath(self.path))
         if self.question is not None:
+            self.path = self.question.path   # (absolute: the connection, made later, is to this file though the
+            # process changed directory meanwhile)
             self.created, self._pending, self._lock = False, None, WriterLock(self.path)
             self.generation = self.question.stamp.generation
             return
