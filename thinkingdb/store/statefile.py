@@ -71,9 +71,15 @@ def _file_key(st) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _log_empty(store_path: str) -> bool:
+def _log_path(store_path: str) -> str:
+    """The store's write-ahead log: beside the file a symbolic link names, where SQLite puts it (a store
+    reached by a link and written by its own name has its log there, none beside the link)."""
+    return os.path.realpath(store_path) + "-wal"
+
+
+def _log_empty(log: str) -> bool:
     try:
-        return os.stat(store_path + "-wal").st_size == 0
+        return os.stat(log).st_size == 0
     except FileNotFoundError:
         return True
     except OSError:
@@ -84,18 +90,20 @@ class QuestionState:
     """The rows a question reads from SQLite, at ``stamp``: ``vocabulary`` (as ``sqlite._VOCABULARY``
     gives them), ``rules`` (name, body, origin) and ``declarations`` (relation, kind, other)."""
 
-    __slots__ = ("path", "stamp", "vocabulary", "rules", "declarations", "_key")
+    __slots__ = ("path", "stamp", "vocabulary", "rules", "declarations", "_key", "_log")
 
-    def __init__(self, path: str, stamp: Stamp, vocabulary: list, rules: list, declarations: list, key: list) -> None:
+    def __init__(self, path: str, stamp: Stamp, vocabulary: list, rules: list, declarations: list, key: list,
+                 log: str) -> None:
         self.path, self.stamp = path, stamp
         self.vocabulary, self.rules, self.declarations = vocabulary, rules, declarations
         self._key = key   # the store file's device, inode, size and time when read
+        self._log = log   # its write-ahead log (_log_path)
 
     def still_current(self) -> bool:
         """The store file is as it was when read and its log empty (two ``stat`` calls): nothing wrote.
         The log first: a commit merged into the store file between the two calls then shows in the second."""
         try:
-            return _log_empty(self.path) and _file_key(os.stat(self.path)) == self._key
+            return _log_empty(self._log) and _file_key(os.stat(self.path)) == self._key
         except OSError:
             return False
 
@@ -103,9 +111,9 @@ class QuestionState:
 def read_state(store_path: str) -> QuestionState | None:
     """The state file's rows when they are the store's now (see the module docstring), else None.
     Never raises for a bad, foreign or stale file."""
-    spath = state_path(store_path)
+    spath, log = state_path(store_path), _log_path(store_path)
     try:
-        if not _log_empty(store_path):   # (before the store file's stat, as in QuestionState.still_current)
+        if not _log_empty(log):   # (before the store file's stat, as in QuestionState.still_current)
             return None
         db = os.stat(store_path)
         with open(spath, "rb") as fh:
@@ -123,7 +131,7 @@ def read_state(store_path: str) -> QuestionState | None:
             return None
         stamp = Stamp(v["generation"], v["token"], v["max_fact"])
         return QuestionState(store_path, stamp, [tuple(r) for r in v["vocabulary"]], [tuple(r) for r in v["rules"]],
-                             [tuple(r) for r in v["declarations"]], _file_key(db))
+                             [tuple(r) for r in v["declarations"]], _file_key(db), log)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
@@ -141,7 +149,8 @@ def save(store, stamp: Stamp) -> bool:
     if lock.held or not lock.try_acquire():
         return False
     try:
-        if lock.file_id() != file_id(store.path) or not _log_empty(store.path):
+        log = _log_path(store.path)
+        if lock.file_id() != file_id(store.path) or not _log_empty(log):
             return False
         # the store file's key before the rows and again after: a program writing without the lock (the
         # sqlite3 shell) and merging its log meanwhile changes it, and rows read before its write are not
@@ -158,7 +167,7 @@ def save(store, stamp: Stamp) -> bool:
             rules = conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC").fetchall()
             decls = conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
                                  "ORDER BY relation, kind, other").fetchall()
-        if not _log_empty(store.path) or _file_key(os.stat(store.path)) != key:
+        if not _log_empty(log) or _file_key(os.stat(store.path)) != key:
             return False
         body = json.dumps({"store": key, "generation": stamp.generation,
                            "token": stamp.token, "max_fact": stamp.max_fact, "vocabulary": vocabulary,
