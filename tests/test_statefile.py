@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from thinkingdb.api import KnowledgeBase
+from thinkingdb.errors import StoreError
 from thinkingdb.engine.bulk import LabelledAnswers
 from thinkingdb.store.statefile import read_state, save, state_path
 
@@ -63,6 +64,24 @@ def test_labels_read_on_first_use_belong_to_their_answers(tmp_path):
             got = kb.query(text)
             assert not kb.store.connected
             assert sorted(item for a in got for item in a.labels.items()) == labels
+
+
+def test_labels_of_answers_kept_past_close(tmp_path):
+    """Both kinds of answer sets (a list, and one held as arrays) read their labels after the knowledge
+    base closed (through a read-only handle); a store gone since says so."""
+    path = str(tmp_path / "kb.sqlite")
+    with KnowledgeBase(path) as kb:
+        kb.add_text("relation r transitive. Nginx r OpenSSL. OpenSSL r LibC.", source="x.tdb")
+    with KnowledgeBase(path) as kb:
+        listed = kb.query("? nginx r ?x.")
+        arrays = kb.query("? ?s r ?x, ?x r libc.")
+    assert sorted(a.labels["x"] for a in listed) == ["LibC", "OpenSSL"]
+    assert [(a.labels["s"], a.labels["x"]) for a in arrays] == [("Nginx", "OpenSSL")]
+    with KnowledgeBase(path) as kb:
+        late = kb.query("? nginx r ?x.")
+    os.remove(path)
+    with pytest.raises(StoreError, match="no such store"):
+        late.answers[0].labels["x"]
 
 
 def test_a_labelled_list_fetches_once_and_keeps_its_answers():

@@ -500,11 +500,24 @@ class KnowledgeBase:
     def _labelled(self, result):
         """The result with each answer's display labels beside its keys (``answer.labels``)."""
         if hasattr(result.answers, "with_labels"):   # an answer set held as arrays: labels fetched when read
-            return result.replace(answers=result.answers.with_labels(self.store.labels_of))
+            return result.replace(answers=result.answers.with_labels(self._label_reader()))
         if not any(a.bindings for a in result.answers):
             return result
         from .engine.bulk import LabelledAnswers   # (fetched when an answer is first read)
-        return result.replace(answers=LabelledAnswers.of(list(result.answers), self.store.labels_of))
+        return result.replace(answers=LabelledAnswers.of(list(result.answers), self._label_reader()))
+
+    def _label_reader(self):
+        """The store's ``labels_of``, also after :meth:`close`: answers' labels are read when first read (a
+        question whose labels no one reads opens no SQLite connection), and a result kept past ``close()``
+        reads them through a read-only handle of its own."""
+        store = self.store
+
+        def fetch(keys):
+            if not store._closed:
+                return store.labels_of(keys)
+            with Store(store.path, readonly=True, create=False) as other:
+                return other.labels_of(keys)
+        return fetch
 
     def stream(self, query: str | Query, *, limits: Limits = DEFAULT_LIMITS, aggregate: str = "best", k: int = 5,
                limit: int | None = None, caller=None, as_of=None):
