@@ -310,6 +310,43 @@ def test_the_race_step_by_step(tmp_path, order):
     COUNTS["race bad+good, forced interleavings"] += 1
 
 
+def test_threads_sharing_one_knowledge_base_read_and_write(tmp_path):
+    """Threads of one process share a handle's connection: one thread's transaction no longer meets
+    another's BEGIN ("cannot start a transaction within a transaction" before the store's transaction
+    lock), and a reader sees each write whole."""
+    import threading
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    kb.add_facts([("a", "r", "b")])
+    errors: list[str] = []
+    seen: list[int] = []
+
+    def reader():
+        try:
+            for _ in range(150):
+                got = [a.bindings["x"] for a in kb.query("? a r ?x.")]
+                assert "b" in got and len(set(got)) == len(got)
+                seen.append(len(got))
+                kb.why_not("a r zz")
+        except Exception as exc:   # noqa: BLE001 - collected, asserted below
+            errors.append(repr(exc))
+
+    def writer():
+        try:
+            for i in range(40):
+                kb.add_facts([("a", "r", f"c{i}")])
+        except Exception as exc:   # noqa: BLE001
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=reader) for _ in range(3)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(kb.query("? a r ?x.")) == 41 and max(seen) <= 41
+    kb.close()
+    COUNTS["thread_questions"] += len(seen)
+
+
 def test_zz_report():
     print("\ncrash and concurrency trials:")
     for k, v in sorted(COUNTS.items()):

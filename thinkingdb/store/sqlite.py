@@ -76,21 +76,32 @@ def _file_url(path: str) -> str:
 
 
 class _Reading:
-    """The context of :meth:`Store.reading` (a class: ``contextlib`` costs a cold question ~0.5 ms)."""
+    """The context of :meth:`Store.reading` (a class: ``contextlib`` costs a cold question ~0.5 ms). It holds
+    the store's transaction lock (``Store._txn``) throughout: threads sharing a handle share its connection,
+    and one thread's ``BEGIN`` inside another's transaction failed ("cannot start a transaction within a
+    transaction"), or read another thread's uncommitted write."""
 
-    __slots__ = ("conn", "began")
+    __slots__ = ("conn", "lock", "began")
 
-    def __init__(self, conn) -> None:
-        self.conn, self.began = conn, False
+    def __init__(self, conn, lock) -> None:
+        self.conn, self.lock, self.began = conn, lock, False
 
     def __enter__(self) -> None:
-        if not self.conn.in_transaction:
-            self.conn.execute("BEGIN")
-            self.began = True
+        self.lock.acquire()
+        try:
+            if not self.conn.in_transaction:
+                self.conn.execute("BEGIN")
+                self.began = True
+        except BaseException:
+            self.lock.release()
+            raise
 
     def __exit__(self, *exc) -> None:
-        if self.began and self.conn.in_transaction:
-            self.conn.execute("COMMIT")
+        try:
+            if self.began and self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+        finally:
+            self.lock.release()
 
 
 class StoreCreatedElsewhere(StoreError):
@@ -195,6 +206,9 @@ class Store:
         self._closed = self._discarded = False
         self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
         self._state = RLock()   # held while a new store's handle adopts or publishes (see current_generation)
+        # held by a read or write transaction on the connection, which the handle's threads share (taken
+        # after _state where both are: _Reading, transact.transaction, statefile.save, graphfile.read_facts)
+        self._txn = RLock()
         self._conn = None
         # the rows a question reads, from the state file while it is current: no connection until one is
         # needed (store/statefile.py); a store without a graph file reads SQLite as before
@@ -446,7 +460,7 @@ class Store:
     def reading(self) -> _Reading:
         """One read transaction: everything read inside sees the store at one generation (inside a
         transaction already open, that one)."""
-        return _Reading(self.conn)
+        return _Reading(self.conn, self._txn)
 
     def _question(self):
         """The state file's rows (statefile.QuestionState) while this open handle has no connection and the

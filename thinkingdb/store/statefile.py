@@ -139,12 +139,23 @@ def read_state(store_path: str) -> QuestionState | None:
 def save(store, stamp: Stamp) -> bool:
     """Write the state file of ``store`` if it is still at ``stamp`` and holds no units (see the module
     docstring); whether it was written. Never waits for a writer, never raises for a file it cannot write."""
+    if store.readonly or store._pending or not store.connected:
+        return False
+    if not store._txn.acquire(blocking=False):   # another thread of this handle is in a transaction
+        return False
+    try:
+        return _save(store, stamp)
+    finally:
+        store._txn.release()
+
+
+def _save(store, stamp: Stamp) -> bool:
     import json
 
     from .graphfile import store_stamp
     from .locking import file_id
-    if store.readonly or store._pending or not store.connected or store.conn.in_transaction:
-        return False   # (inside a write: its rows are not committed, and its lock is not ours to release)
+    if store.conn.in_transaction:   # inside a write: its rows are not committed, and its lock is not ours to release
+        return False
     lock = store._lock
     if lock.held or not lock.try_acquire():
         return False

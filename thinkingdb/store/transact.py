@@ -105,7 +105,7 @@ def transaction(store) -> Iterator[None]:
     # a new store's handle holds its state lock until the store is published (or the write fails): no other
     # thread adopts a store another process published, nor reads the connection _publish replaces, meanwhile
     guard = store._state if store._pending else _NO_GUARD
-    with guard:
+    with guard, store._txn:   # (and no other thread of this handle reads or writes meanwhile: sqlite._Reading)
         yield from _write(store)
 
 
@@ -300,6 +300,12 @@ def save_index(store, name: str, params: dict, data: bytes) -> bool:
         return True
     if store.readonly or store._pending:
         return False
+    with store._txn:   # (the writer lock is the handle's: another of its threads must not take it meanwhile)
+        return _save_index(store, name, params, data)
+
+
+def _save_index(store, name: str, params: dict, data: bytes) -> bool:
+    import json
     store.check_before_write()
     if not store._lock.try_acquire():
         return False
