@@ -202,14 +202,25 @@ class Lanes:
         return {"lane": lane, "generation": self.generation, "tokenizer": self.tokenizer.params(), **extra}
 
     def _load(self, name: str, record: dict):
+        """The saved blob of ``name`` if it was saved with ``record`` at this generation, else None.
+
+        The record is read first and the blob only when it matches: after a write the carry modules
+        read a stale blob themselves, and reading it here too cost 0.23-0.30 s more for the 158 MB HDC
+        blob of 100,000 units (the record alone: 0.035 s)."""
+        import sqlite3
+        want = json.loads(json.dumps(record, sort_keys=True))
         try:
+            head = self.kb.store.conn.execute("SELECT params, generation FROM lane_indexes WHERE name = ?",
+                                              (name,)).fetchone()
+            if head is None or json.loads(head[0]) != want or head[1] != self.generation:
+                return None
             saved = self.kb.store.load_index(name)
-        except ThinkingDBError:
+        except (ThinkingDBError, sqlite3.Error, ValueError):   # ValueError: a corrupt record
             return None
         if saved is None:
             return None
         params, data, generation = saved
-        if params != json.loads(json.dumps(record, sort_keys=True)) or generation != self.generation:
+        if params != want or generation != self.generation:   # replaced between the two reads
             return None
         return data
 
