@@ -170,9 +170,9 @@ class Lanes:
         """Load or build what searches of ``view`` through ``lanes`` need, ahead of the first search.
 
         Returns, per part, the seconds it took and its state: the persisted indexes (BM25, HDC) are
-        ``built``, ``loaded`` (from the store, or already in memory) or ``carried`` (a BM25 index of an
-        earlier store state, patched where units changed: :mod:`~thinkingdb.retrieval.lexcarry`); the other parts are
-        ``computed`` in memory for this process.
+        ``built``, ``loaded`` (from the store, or already in memory) or ``carried`` (an index of an
+        earlier store state, patched where units changed: :mod:`~thinkingdb.retrieval.lexcarry`,
+        :mod:`~thinkingdb.retrieval.hdccarry`); the other parts are ``computed`` in memory for this process.
         """
         import time
         steps = []
@@ -298,6 +298,9 @@ class Lanes:
         from hdc import HDCIndex, HDCParams
         params = HDCParams()
         record = self._hdc_record()
+        stamp = getattr(getattr(self.state, "reader", None), "stamp", None)
+        if stamp is not None:   # the state it was built at: a later one may carry it (retrieval/hdccarry.py)
+            record["stamp"] = [stamp.generation, stamp.token, stamp.max_fact]
         version = self._hdc_version()
         data = self._load("hdc", record)
         if data is not None:
@@ -305,6 +308,17 @@ class Lanes:
                 return HDCIndex.load(io.BytesIO(data), tokenizer=self.tokenizer, params=params), version
             except Exception:  # noqa: BLE001
                 pass
+        from .hdccarry import carry
+        try:
+            carried = carry(self, record, _unit_fields)
+        except Exception as exc:  # a leaf error becomes a ThinkingDB error at this boundary
+            raise translate(exc) from exc
+        if carried is not None:
+            idx, save = carried
+            self.carried["hdc"] = save
+            if save:
+                self._save("hdc", record, idx)
+            return idx, version
         t0 = time.perf_counter()
         idx = HDCIndex(params, tokenizer=self.tokenizer)
         try:
