@@ -46,6 +46,8 @@ import io
 import json
 import sqlite3
 
+from .lexcarry import _without, carry_start
+
 __all__ = ["REKEY_AFTER", "SAVE_AFTER", "MAX_PATCHED", "carry"]
 
 REKEY_AFTER = 16       # writes between the saved stamp and now past which a carried index is saved again
@@ -55,10 +57,6 @@ MAX_PATCHED = 4096     # changed units past which a rebuild is as cheap as the p
 _STATE_KEYS = ("generation", "stamp", "units")
 
 
-def _without(record: dict, keys: tuple[str, ...]) -> dict:
-    return {k: v for k, v in record.items() if k not in keys}
-
-
 def carry(lanes, record: dict, fields):
     """``(index, save)``: the HDC index of all units at the lanes' state, carried from the saved one of
     an earlier state, and whether to save it under ``record``; None when it cannot be (rebuild).
@@ -66,14 +64,12 @@ def carry(lanes, record: dict, fields):
     ``record`` is the wanted params record (with ``stamp``); ``fields(unit)`` the fields a unit is
     encoded with.
     """
-    state = lanes.state
-    reader = getattr(state, "reader", None)
-    stamp = getattr(reader, "stamp", None)
-    if stamp is None or "stamp" not in record:
+    start = carry_start(lanes, record, _STATE_KEYS)
+    if start is None:
         return None
+    reader, stamp, want = start
     from ..store.changelog import chain
     from ..store.graphfile import Stamp
-    want = json.loads(json.dumps(_without(record, _STATE_KEYS), sort_keys=True))
     try:
         row = reader.read(lambda conn: conn.execute(
             "SELECT params FROM lane_indexes WHERE name = 'hdc'").fetchone())

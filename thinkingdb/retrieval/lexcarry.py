@@ -41,6 +41,17 @@ def _without(record: dict, keys: tuple[str, ...]) -> dict:
 _STATE_KEYS = ("generation", "stamp", "view", "units")
 
 
+def carry_start(lanes, record: dict, state_keys: tuple[str, ...]) -> tuple | None:
+    """``(reader, stamp, want)`` of a carry to the lanes' state (this module's and hdccarry's): the
+    state's reader and stamp, and the wanted record less its state keys, as JSON reads it back; None
+    when the state or the record has no stamp (nothing can be carried)."""
+    reader = getattr(lanes.state, "reader", None)
+    stamp = getattr(reader, "stamp", None)
+    if stamp is None or "stamp" not in record:
+        return None
+    return reader, stamp, json.loads(json.dumps(_without(record, state_keys), sort_keys=True))
+
+
 def carry(lanes, view, name: str, record: dict, fields):
     """``(index, save)``: the BM25 index of ``view`` at the lanes' state carried from a saved one of
     an earlier state, and whether to save it under ``record``; None when none can be (rebuild).
@@ -48,14 +59,12 @@ def carry(lanes, view, name: str, record: dict, fields):
     ``record`` is the wanted params record (with ``stamp``); ``name`` the slot it is saved in;
     ``fields(unit)`` the fields a unit is indexed with.
     """
-    state = lanes.state
-    reader = getattr(state, "reader", None)
-    stamp = getattr(reader, "stamp", None)
-    if stamp is None or "stamp" not in record:
+    start = carry_start(lanes, record, _STATE_KEYS)
+    if start is None:
         return None
+    reader, stamp, want = start
     from ..store.changelog import chain
     from ..store.graphfile import Stamp
-    want = json.loads(json.dumps(_without(record, _STATE_KEYS), sort_keys=True))
     try:
         rows = reader.read(lambda conn: conn.execute(
             "SELECT name, params FROM lane_indexes WHERE name = 'bm25' OR name LIKE 'bm25/view/%'").fetchall())
