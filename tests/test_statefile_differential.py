@@ -253,6 +253,20 @@ def test_a_store_gone_since_the_state_file_was_read(store, readonly):
     assert not os.path.exists(store)
 
 
+def test_a_store_gone_since_is_not_made_again_by_a_handle_that_may_create(store):
+    """The same with the default create=True: the store existed when the handle was opened, so its late
+    connection makes none (it made a new empty store at the path, answered nothing from it, and left it)."""
+    h = KnowledgeBase(store)
+    assert not h.store.connected
+    os.rename(store, store + ".moved")
+    try:
+        with pytest.raises(StoreError, match="no such store"):
+            h.query("? a r ?x.")
+    finally:
+        h.close()
+    assert not os.path.exists(store)
+
+
 def test_a_thread_reading_while_another_connects_reads_the_store_of_now(store, monkeypatch):
     """Thread A finds the store changed and connects (slowly here); thread B parses a query meanwhile. B
     read the state file's rows while the connection was being made, with the old vocabulary, though A had

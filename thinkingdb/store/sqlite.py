@@ -213,7 +213,6 @@ class Store:
         # the rows a question reads, from the state file while it is current: no connection until one is
         # needed (store/statefile.py); a store without a graph file reads SQLite as before
         self.question = None
-        self._create = create   # (for the connection made later)
         if graph_file:
             from .statefile import read_state
             self.question = read_state(os.path.abspath(self.path))
@@ -301,7 +300,7 @@ class Store:
         if self._conn is None:   # opened from the state file: connect now
             with self._state:
                 if self._conn is None:
-                    self._connect(self._create)   # (create=False: a store gone since is not made again)
+                    self._connect(False)   # (the store was there when opened: one gone since is not made again)
         return self._conn
 
     def _init(self, readonly: bool) -> None:
