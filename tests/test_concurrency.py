@@ -347,6 +347,31 @@ def test_threads_sharing_one_knowledge_base_read_and_write(tmp_path):
     COUNTS["thread_questions"] += len(seen)
 
 
+def test_a_key_written_beside_a_reading_thread_of_the_same_handle(tmp_path):
+    """An API key written while another thread of the handle is in a read transaction waits for it (it
+    met that thread's BEGIN: "cannot start a transaction within a transaction")."""
+    import threading
+    from thinkingdb.store.keys import add_key, list_keys
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"))
+    kb.add_facts([("a", "r", "b")])
+    inside = threading.Event()
+
+    def reader():
+        with kb.store.reading():
+            kb.store.conn.execute("SELECT count(*) FROM facts").fetchone()
+            inside.set()
+            time.sleep(0.3)
+    t = threading.Thread(target=reader)
+    t.start()
+    inside.wait()
+    try:
+        add_key(kb.store, "k")
+    finally:
+        t.join()
+    assert [k.name for k in list_keys(kb.store)] == ["k"]
+    kb.close()
+
+
 def test_zz_report():
     print("\ncrash and concurrency trials:")
     for k, v in sorted(COUNTS.items()):

@@ -84,6 +84,11 @@ def _now() -> str:
 
 def _write(store, sql: str, params: Sequence) -> int:
     conn = store.conn
+    with store._txn:   # (no other thread of this handle reads or writes meanwhile: sqlite._Reading)
+        return _write_locked(store, conn, sql, params)
+
+
+def _write_locked(store, conn, sql: str, params: Sequence) -> int:
     store.check_before_write()
     try:
         conn.execute("BEGIN IMMEDIATE")
