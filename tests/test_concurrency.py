@@ -372,6 +372,41 @@ def test_a_key_written_beside_a_reading_thread_of_the_same_handle(tmp_path):
     kb.close()
 
 
+def test_labels_read_beside_another_thread_s_write_are_committed_ones(tmp_path):
+    """An answer's labels, read late while another thread of the handle is inside a write that it then
+    rolls back, are the store's committed ones (they were read on the shared connection inside that
+    write: its retracted source's label was gone, and 'nginx' was shown for 'Nginx')."""
+    import threading
+    kb = KnowledgeBase(str(tmp_path / "kb.sqlite"), graph_file=False)
+    kb.add_text("a r Nginx.", source="one.tdb")
+    result = kb.query("? a r ?x.")
+    inside, go, got = threading.Event(), threading.Event(), {}
+
+    def writer():
+        try:
+            with kb.store.transaction():
+                kb.store.retract_source("one.tdb")
+                inside.set()
+                go.wait(5)
+                raise RuntimeError("rolled back")
+        except RuntimeError:
+            pass
+
+    def reader():
+        got["x"] = result.answers[0].labels["x"]
+    w = threading.Thread(target=writer)
+    w.start()
+    inside.wait()
+    r = threading.Thread(target=reader)
+    r.start()
+    r.join(0.3)
+    go.set()
+    w.join()
+    r.join()
+    assert got == {"x": "Nginx"}
+    kb.close()
+
+
 def test_zz_report():
     print("\ncrash and concurrency trials:")
     for k, v in sorted(COUNTS.items()):

@@ -422,13 +422,16 @@ class Store:
         """The display labels of some symbol keys (as :meth:`labels` gives them; keys without one are left out)."""
         keys = list(keys)
         out: dict[str, str] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
-            # through sources: each (origin, key) is a primary-key lookup, not a scan of every label
-            # (CROSS JOIN keeps sources outside: the planner otherwise scanned every symbol row)
-            out.update((k, lab) for k, lab, _ in self.conn.execute(
-                "SELECT s.key, s.label, min(s.origin) FROM sources o CROSS JOIN symbols s ON s.origin = o.id "
-                f"WHERE s.key IN ({','.join('?' * len(part))}) GROUP BY s.key", part))
+        # one read transaction (answers read their labels late, perhaps while another thread of this
+        # handle is writing: they waited for its commit or rollback, not read its uncommitted rows)
+        with self.reading():
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                # through sources: each (origin, key) is a primary-key lookup, not a scan of every label
+                # (CROSS JOIN keeps sources outside: the planner otherwise scanned every symbol row)
+                out.update((k, lab) for k, lab, _ in self.conn.execute(
+                    "SELECT s.key, s.label, min(s.origin) FROM sources o CROSS JOIN symbols s ON s.origin = o.id "
+                    f"WHERE s.key IN ({','.join('?' * len(part))}) GROUP BY s.key", part))
         return out
 
     def rules(self) -> list[Rule]:
