@@ -42,11 +42,9 @@ the change log keeps 64 writes, so the saved stamp does not fall out of it while
 
 from __future__ import annotations
 
-import io
-import json
 import sqlite3
 
-from .lexcarry import _without, carry_start
+from .lexcarry import carried_from, carry_start, load_saved
 
 __all__ = ["REKEY_AFTER", "SAVE_AFTER", "MAX_PATCHED", "carry"]
 
@@ -69,21 +67,15 @@ def carry(lanes, record: dict, fields):
         return None
     reader, stamp, want = start
     from ..store.changelog import chain
-    from ..store.graphfile import Stamp
     try:
         row = reader.read(lambda conn: conn.execute(
             "SELECT params FROM lane_indexes WHERE name = 'hdc'").fetchone())
     except sqlite3.OperationalError:   # no table yet
         return None
-    if row is None:
+    got = None if row is None else carried_from(row[0], want, stamp, _STATE_KEYS)
+    if got is None:
         return None
-    try:
-        params = json.loads(row[0])
-        old = Stamp(*params["stamp"])
-    except (ValueError, TypeError, KeyError):
-        return None
-    if _without(params, _STATE_KEYS) != want or old.generation >= stamp.generation:
-        return None
+    params, old = got
     changes = reader.read(lambda conn: chain(conn, old, stamp))
     if changes is None or len(changes.units) > MAX_PATCHED:
         return None
@@ -101,20 +93,9 @@ def carry(lanes, record: dict, fields):
 
 
 def _load(lanes, params: dict):
-    """The saved index if it still has ``params`` (read again with its blob)."""
     from hdc import HDCIndex, HDCParams
-    from ..store.stateread import StaleRead
-    try:
-        saved = lanes.state.reader.read(lambda conn: conn.execute(
-            "SELECT params, data FROM lane_indexes WHERE name = 'hdc'").fetchone())
-        if saved is None or json.loads(saved[0]) != params:
-            return None
-        return HDCIndex.load(io.BytesIO(saved[1]), tokenizer=lanes.tokenizer,
-                             params=HDCParams.from_dict(params["params"]))
-    except StaleRead:
-        raise
-    except Exception:  # noqa: BLE001 - a corrupt or vanished index is rebuilt, never trusted
-        return None
+    return load_saved(lanes, "hdc", params, lambda blob: HDCIndex.load(
+        blob, tokenizer=lanes.tokenizer, params=HDCParams.from_dict(params["params"])))
 
 
 def _patch(lanes, index, changed: set[str], have: set[str], units: set[str], fields) -> None:

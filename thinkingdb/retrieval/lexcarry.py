@@ -52,6 +52,21 @@ def carry_start(lanes, record: dict, state_keys: tuple[str, ...]) -> tuple | Non
     return reader, stamp, json.loads(json.dumps(_without(record, state_keys), sort_keys=True))
 
 
+def carried_from(params: str, want: dict, stamp, state_keys: tuple[str, ...]) -> tuple | None:
+    """``(record, stamp)`` of a saved index's params text when it may be carried to ``stamp``: the same
+    record but for its state keys (``want``: :func:`carry_start`'s), saved at an earlier generation; None
+    otherwise (another parameter, a later or equal state, a record without a readable stamp)."""
+    from ..store.graphfile import Stamp
+    try:
+        p = json.loads(params)
+        old = Stamp(*p["stamp"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    if _without(p, state_keys) != want or old.generation >= stamp.generation:
+        return None
+    return p, old
+
+
 def carry(lanes, view, name: str, record: dict, fields):
     """``(index, save)``: the BM25 index of ``view`` at the lanes' state carried from a saved one of
     an earlier state, and whether to save it under ``record``; None when none can be (rebuild).
@@ -64,7 +79,6 @@ def carry(lanes, view, name: str, record: dict, fields):
         return None
     reader, stamp, want = start
     from ..store.changelog import chain
-    from ..store.graphfile import Stamp
     try:
         rows = reader.read(lambda conn: conn.execute(
             "SELECT name, params FROM lane_indexes WHERE name = 'bm25' OR name LIKE 'bm25/view/%'").fetchall())
@@ -72,13 +86,10 @@ def carry(lanes, view, name: str, record: dict, fields):
         return None
     candidates = []
     for slot, params in rows:
-        try:
-            p = json.loads(params)
-            old = Stamp(*p["stamp"])
-        except (ValueError, TypeError, KeyError):
+        got = carried_from(params, want, stamp, _STATE_KEYS)
+        if got is None:
             continue
-        if _without(p, _STATE_KEYS) != want or old.generation >= stamp.generation:
-            continue
+        p, old = got
         # the caller's own slot first: a write that changed no unit keeps the view's fingerprint
         candidates.append((slot != name, p.get("view") != record["view"], slot, p, old))
     if not candidates:
@@ -107,15 +118,20 @@ def carry(lanes, view, name: str, record: dict, fields):
 
 
 def _load(lanes, slot: str, params: dict):
-    """The saved index of ``slot`` if it still has ``params`` (read again with its blob)."""
     from lexical import BM25Index
+    return load_saved(lanes, slot, params, lambda blob: BM25Index.load(blob, tokenizer=lanes.tokenizer))
+
+
+def load_saved(lanes, slot: str, params: dict, load):
+    """``load(blob)`` of the index saved in ``slot`` if it still has ``params`` (read again with its blob,
+    as a binary file object); None when it does not, or when the blob is corrupt or gone."""
     from ..store.stateread import StaleRead
     try:
         saved = lanes.state.reader.read(lambda conn: conn.execute(
             "SELECT params, data FROM lane_indexes WHERE name = ?", (slot,)).fetchone())
         if saved is None or json.loads(saved[0]) != params:
             return None
-        return BM25Index.load(io.BytesIO(saved[1]), tokenizer=lanes.tokenizer)
+        return load(io.BytesIO(saved[1]))
     except StaleRead:
         raise
     except Exception:  # noqa: BLE001 - a corrupt or vanished index is rebuilt, never trusted
