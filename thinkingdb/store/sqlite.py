@@ -128,6 +128,9 @@ _VOCABULARY = ("SELECT 0, value, NULL FROM meta WHERE key = 'symbols' UNION ALL 
                "SELECT 1, phrase, relation FROM (SELECT phrase, relation, max(origin) FROM aliases GROUP BY phrase) "
                "UNION ALL SELECT DISTINCT 2, relation, other FROM declarations WHERE kind = 'inverse' AND other != '' "
                "ORDER BY 1, 2, 3")
+# the rows of rule_rows() and declarations(), in the order they are read (the state file keeps them as read)
+_RULES = "SELECT name, body, origin FROM rules ORDER BY name, origin DESC"
+_DECLARATIONS = "SELECT DISTINCT relation, kind, other FROM declarations ORDER BY relation, kind, other"
 
 
 def _load_sqlite():
@@ -195,8 +198,6 @@ class Store:
     ...     [str(f.triple) for f in st.facts()], st.provenance(Triple("a", "r", "b"))[0]["source"]
     (['a r b'], 'doc.tdb')
     """
-
-    VOCABULARY = _VOCABULARY   # (the rows of vocabulary(), as the state file keeps them)
 
     def __init__(self, path: str = DEFAULT_PATH, *, create: bool = True, readonly: bool = False,
                  graph_file: bool = True):
@@ -446,7 +447,7 @@ class Store:
         out, public = [], set()
         question = self._question()
         rows = question.rules if question is not None else \
-            self.conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC")
+            self.conn.execute(_RULES)
         for n, b, origin in rows:
             import json   # (a store without rules, a question's usual case, loads neither)
 
@@ -463,6 +464,13 @@ class Store:
         """One read transaction: everything read inside sees the store at one generation (inside a
         transaction already open, that one)."""
         return _Reading(self.conn, self._txn)
+
+    def question_rows(self) -> dict[str, list]:
+        """The rows of :meth:`vocabulary`, :meth:`rule_rows` and :meth:`declarations` as SQLite gives them
+        now (what the state file keeps: store/statefile.py), read in the caller's transaction."""
+        conn = self.conn
+        return {"vocabulary": conn.execute(_VOCABULARY).fetchall(), "rules": conn.execute(_RULES).fetchall(),
+                "declarations": conn.execute(_DECLARATIONS).fetchall()}
 
     def _question(self):
         """The state file's rows (statefile.QuestionState) while this open handle has no connection and the
@@ -481,7 +489,7 @@ class Store:
     def declarations(self) -> list[Declaration]:
         question = self._question()
         rows = question.declarations if question is not None else \
-            self.conn.execute("SELECT DISTINCT relation, kind, other FROM declarations ORDER BY relation, kind, other")
+            self.conn.execute(_DECLARATIONS)
         return [Declaration(r, k, o or None) for r, k, o in rows]
 
     @property

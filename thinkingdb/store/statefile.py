@@ -87,8 +87,8 @@ def _log_empty(log: str) -> bool:
 
 
 class QuestionState:
-    """The rows a question reads from SQLite, at ``stamp``: ``vocabulary`` (as ``sqlite._VOCABULARY``
-    gives them), ``rules`` (name, body, origin) and ``declarations`` (relation, kind, other)."""
+    """The rows a question reads from SQLite, at ``stamp``: ``vocabulary``, ``rules`` (name, body, origin)
+    and ``declarations`` (relation, kind, other), as ``Store.question_rows`` read them."""
 
     __slots__ = ("path", "stamp", "vocabulary", "rules", "declarations", "_key", "_log")
 
@@ -174,15 +174,11 @@ def _save(store, stamp: Stamp) -> bool:
             if conn.execute("SELECT 1 FROM units LIMIT 1").fetchone() or \
                     conn.execute("SELECT 1 FROM provenance WHERE unit_id IS NOT NULL LIMIT 1").fetchone():
                 return False
-            vocabulary = conn.execute(store.VOCABULARY).fetchall()
-            rules = conn.execute("SELECT name, body, origin FROM rules ORDER BY name, origin DESC").fetchall()
-            decls = conn.execute("SELECT DISTINCT relation, kind, other FROM declarations "
-                                 "ORDER BY relation, kind, other").fetchall()
+            rows = store.question_rows()
         if not _log_empty(log) or _file_key(os.stat(store.path)) != key:
             return False
-        body = json.dumps({"store": key, "generation": stamp.generation,
-                           "token": stamp.token, "max_fact": stamp.max_fact, "vocabulary": vocabulary,
-                           "rules": rules, "declarations": decls}, ensure_ascii=False).encode("utf-8")
+        body = json.dumps({"store": key, "generation": stamp.generation, "token": stamp.token,
+                           "max_fact": stamp.max_fact, **rows}, ensure_ascii=False).encode("utf-8")
         path = state_path(store.path)
         tmp = f"{path}.tmp-{os.getpid()}"
         try:
