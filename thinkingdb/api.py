@@ -334,39 +334,40 @@ class KnowledgeBase:
         if question is None or not self.graph_file:
             return None
         from .store import graphdelta
-        from .store.access import public_view
-        from .store.stateread import LazyFactAccess, StateReader, StoreUnits
         stamp = question.stamp
         arrays = graphdelta.open_current(self.store.path, stamp)
         if arrays is None:
             return None
-        rules, unit_rules = self._read_rules()
+        rules = self._read_rules()
         if self.store.connected:   # a read found the store changed (or another thread connected): the rules
             return None            # may be a later state's than the graph's, so all is read from SQLite
-        reader = StateReader(self.store, stamp)
-        cache = _Cache(stamp.generation, self._mapped(arrays), rules, unit_rules, StoreUnits(reader, 0),
-                       LazyFactAccess(reader))
-        cache.reader, cache.stamp, cache.plain = reader, stamp, True
-        cache.public = public_view(cache, self.store)
-        return cache
+        return self._new_state(stamp, self._mapped(arrays), rules, 0, plain=True)
 
     def _read_state(self) -> _Cache:
         from .store.graphfile import store_stamp
-        from .store.stateread import LazyFactAccess, StateReader, StoreUnits
         with self.store.reading():
             stamp = store_stamp(self.store)   # read once: its generation is the state's, the graph file's key
             graph = self._open_graph(stamp)
-            rules, unit_rules = self._read_rules()
+            rules = self._read_rules()
             count = self.store.conn.execute("SELECT count(*) FROM units").fetchone()[0]
-            reader = StateReader(self.store, stamp)
-            cache = _Cache(stamp.generation, graph, rules, unit_rules, StoreUnits(reader, count), LazyFactAccess(reader))
-            cache.reader, cache.stamp = reader, stamp
-            if not count:   # no units: every caller's view is the public one, its reads in this transaction
-                from .store.access import public_view
-                cache.public = public_view(cache, self.store)
+            cache = self._new_state(stamp, graph, rules, count, plain=False)   # (its public view: these reads)
         if not count and graph.file is not None:   # the next process need not open SQLite (store/statefile.py)
             from .store.statefile import save
             save(self.store, stamp)
+        return cache
+
+    def _new_state(self, stamp, graph, rules: tuple, units: int, plain: bool) -> _Cache:
+        """The state at ``stamp`` with ``graph`` and ``rules`` (:meth:`_read_rules`); its ``units`` and who
+        asserted what are read on first use, checked against ``stamp``. ``plain``: known to hold no unit
+        and no record naming one (the state file). Without units every caller's view is the public one,
+        made now (any reads it needs in the caller's read transaction)."""
+        from .store.stateread import LazyFactAccess, StateReader, StoreUnits
+        reader = StateReader(self.store, stamp)
+        cache = _Cache(stamp.generation, graph, *rules, StoreUnits(reader, units), LazyFactAccess(reader))
+        cache.reader, cache.stamp, cache.plain = reader, stamp, plain
+        if not units:
+            from .store.access import public_view
+            cache.public = public_view(cache, self.store)
         return cache
 
     def _read_rules(self) -> tuple[tuple[Rule, ...], tuple[tuple[Rule, str], ...]]:
