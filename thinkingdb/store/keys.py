@@ -85,24 +85,20 @@ def _now() -> str:
 def _write(store, sql: str, params: Sequence) -> int:
     conn = store.conn
     with store._txn:   # (no other thread of this handle reads or writes meanwhile: sqlite._Reading)
-        return _write_locked(store, conn, sql, params)
-
-
-def _write_locked(store, conn, sql: str, params: Sequence) -> int:
-    store.check_before_write()
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        raise StoreError(f"{store.path}: cannot write: {exc}") from None
-    try:
-        conn.execute(_TABLE)
-        n = conn.execute(sql, params).rowcount
-        conn.execute("COMMIT")
-        return n
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        store.check_before_write()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{store.path}: cannot write: {exc}") from None
+        try:
+            conn.execute(_TABLE)
+            n = conn.execute(sql, params).rowcount
+            conn.execute("COMMIT")
+            return n
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
 
 def _rows(store, where: str = "", params: Sequence = ()) -> list[tuple[ApiKey, str]]:

@@ -294,36 +294,32 @@ def save_index(store, name: str, params: dict, data: bytes) -> bool:
     """
     import json
     row = (name, json.dumps(params, sort_keys=True), data)
-    if store.conn.in_transaction:   # inside the caller's own transaction (which holds the lock)
-        store.conn.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
-                          (*row, store.current_generation()))
-        return True
-    if store.readonly or store._pending:
-        return False
-    with store._txn:   # (the writer lock is the handle's: another of its threads must not take it meanwhile)
-        return _save_index(store, name, params, data)
-
-
-def _save_index(store, name: str, params: dict, data: bytes) -> bool:
-    import json
-    store.check_before_write()
-    if not store._lock.try_acquire():
-        return False
-    try:
-        if store._lock.file_id() != file_id(store.path):
+    insert = "INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)"
+    # (the connection and the writer lock are the handle's, shared by its threads: checked and taken under
+    # its transaction lock, as sqlite._Reading and transaction() take it)
+    with store._txn:
+        if store.conn.in_transaction:   # inside this thread's own transaction (which holds the lock)
+            store.conn.execute(insert, (*row, store.current_generation()))
+            return True
+        if store.readonly or store._pending:
             return False
-        c = store.conn
-        c.execute("PRAGMA busy_timeout = 0")
+        store.check_before_write()
+        if not store._lock.try_acquire():
+            return False
         try:
-            c.execute("INSERT OR REPLACE INTO lane_indexes VALUES (?, ?, ?, datetime('now'), ?)",
-                      (name, json.dumps(params, sort_keys=True), data, store.current_generation()))
-        except sqlite3.OperationalError:
-            return False
+            if store._lock.file_id() != file_id(store.path):
+                return False
+            c = store.conn
+            c.execute("PRAGMA busy_timeout = 0")
+            try:
+                c.execute(insert, (*row, store.current_generation()))
+            except sqlite3.OperationalError:
+                return False
+            finally:
+                c.execute("PRAGMA busy_timeout = 5000")
+            return True
         finally:
-            c.execute("PRAGMA busy_timeout = 5000")
-        return True
-    finally:
-        store._lock.release()
+            store._lock.release()
 
 
 def set_symbol_mode(store, mode: str) -> None:
