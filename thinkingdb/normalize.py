@@ -16,7 +16,6 @@ language exactly (``"New York"`` and ``"new york"`` are two symbols; bare ``New-
 
 from __future__ import annotations
 
-
 from .errors import ValidationError
 from .model import Atom, Rule
 from .values import Record

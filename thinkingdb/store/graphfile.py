@@ -391,11 +391,7 @@ def read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarr
     sym: dict[str, int] = {}
     rel: dict[str, int] = {}
     parts: dict[str, list] = {"s": [], "r": [], "o": [], "c": []}
-    store._txn.acquire()   # (another thread of this handle reads or writes in no transaction of its own meanwhile)
-    own = not conn.in_transaction
-    try:
-        if own:
-            conn.execute("BEGIN")
+    with store.reading():   # (one snapshot; in the caller's transaction if it has one open)
         stamp = store_stamp(store)
         cur = conn.execute("SELECT subject, relation, object, confidence FROM facts")
         while True:
@@ -411,12 +407,6 @@ def read_facts(store) -> tuple[Stamp, list[str], list[str], np.ndarray, np.ndarr
             parts["o"].append(np.fromiter(map(sym.__getitem__, O), np.int64, m))
             parts["r"].append(np.fromiter(map(rel.__getitem__, R), np.int64, m))
             parts["c"].append(np.array(C, dtype=np.float64))
-    finally:
-        try:
-            if own and conn.in_transaction:
-                conn.execute("COMMIT")
-        finally:
-            store._txn.release()
     cat = {k: (np.concatenate(v) if v else np.zeros(0, np.float64 if k == "c" else np.int64)) for k, v in parts.items()}
     symbols, s, o = _sorted_ids(list(sym), cat["s"], cat["o"])
     relations, r, _ = _sorted_ids(list(rel), cat["r"], cat["r"])

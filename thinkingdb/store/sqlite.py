@@ -208,7 +208,8 @@ class Store:
         self._loaded: tuple | None = None   # a bulk load's graph arrays, written as the graph file after commit
         self._state = RLock()   # held while a new store's handle adopts or publishes (see current_generation)
         # held by a read or write transaction on the connection, which the handle's threads share (taken
-        # after _state where both are: _Reading, transact.transaction, statefile.save, graphfile.read_facts)
+        # after _state where both are: reading(), transact.transaction and save_index, keys._write,
+        # statefile.save)
         self._txn = RLock()
         self._conn = None
         # the rows a question reads, from the state file while it is current: no connection until one is
