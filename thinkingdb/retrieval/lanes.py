@@ -201,6 +201,13 @@ class Lanes:
     def _record(self, lane: str, extra: dict) -> dict:
         return {"lane": lane, "generation": self.generation, "tokenizer": self.tokenizer.params(), **extra}
 
+    def _stamped(self, record: dict) -> None:
+        """Add the store state the index is built at to its ``record``: a later state may carry it
+        (retrieval/lexcarry.py, retrieval/hdccarry.py)."""
+        stamp = getattr(getattr(self.state, "reader", None), "stamp", None)
+        if stamp is not None:
+            record["stamp"] = [stamp.generation, stamp.token, stamp.max_fact]
+
     def _load(self, name: str, record: dict):
         """The saved blob of ``name`` if it was saved with ``record`` at this generation, else None.
 
@@ -258,9 +265,7 @@ class Lanes:
         import time
         from lexical import BM25Index
         record = self._bm25_record(view)
-        stamp = getattr(getattr(self.state, "reader", None), "stamp", None)
-        if stamp is not None:   # the state it was built at: a later one may carry it (retrieval/lexcarry.py)
-            record["stamp"] = [stamp.generation, stamp.token, stamp.max_fact]
+        self._stamped(record)
         name = "bm25" if key == "all" else f"bm25/view/{int(key, 16) % VIEW_SLOTS}"
         data = self._load(name, record)
         version = self._bm25_version(view)
@@ -298,9 +303,7 @@ class Lanes:
         from hdc import HDCIndex, HDCParams
         params = HDCParams()
         record = self._hdc_record()
-        stamp = getattr(getattr(self.state, "reader", None), "stamp", None)
-        if stamp is not None:   # the state it was built at: a later one may carry it (retrieval/hdccarry.py)
-            record["stamp"] = [stamp.generation, stamp.token, stamp.max_fact]
+        self._stamped(record)
         version = self._hdc_version()
         data = self._load("hdc", record)
         if data is not None:
